@@ -1,0 +1,2 @@
+"""LitAudit kit."""
+__version__ = "0.1.0"

@@ -1,0 +1,57 @@
+"""The `kit` command line: thin. Parse, call one library function, print, exit.
+
+Exit status: 0 success; 1 a check ran and found a failure (e.g. a board cell that does not
+reproduce); 2 bad input or configuration (the message names file, row, column and what was
+expected). Each command group lives in ``kit/commands/<group>.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kit import __version__
+from kit.commands import COMMAND_GROUPS
+from kit.errors import KitError
+
+
+class KitGroup(click.Group):
+    """Maps every :class:`KitError` to one message on stderr and exit status 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KitError as err:
+            click.echo(err.render(), err=True)
+            ctx.exit(err.exit_code)
+
+
+@click.group(cls=KitGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kit")
+def cli() -> None:
+    """LitAudit kit: audit literature-review agents, reproduce published tables, verify releases.
+
+    \b
+    Start here:
+      kit registry fetch          fetch every registered source (sha256-checked) into data/raw
+      kit db build                build the DuckDB catalog data/catalog.duckdb
+      kit query "SELECT count(*) FROM pubmedqa_items"
+      kit board check             check the transcribed published board against itself
+
+    Exit status: 0 ok, 1 a check failed, 2 bad input or configuration.
+    """
+
+
+for _group in COMMAND_GROUPS:
+    cli.add_command(_group)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="kit")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

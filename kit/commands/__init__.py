@@ -1,0 +1,15 @@
+"""CLI command groups, one module per group; ``kit/cli.py`` registers every entry here.
+
+To add a group: write ``kit/commands/<name>.py`` exposing a ``click.Group`` (or command) and
+append it to ``COMMAND_GROUPS`` below.
+"""
+
+from __future__ import annotations
+
+import click
+
+from kit.commands.board import board
+from kit.commands.db import db, query
+from kit.commands.registry import registry
+
+COMMAND_GROUPS: list[click.Command] = [registry, db, query, board]

@@ -1,0 +1,1 @@
+"""Rendering at the edge: tables (csv / markdown / LaTeX / console), figures, pages."""
