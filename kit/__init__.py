@@ -1,2 +1,3 @@
 """LitAudit kit."""
+
 __version__ = "0.1.0"

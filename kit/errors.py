@@ -103,5 +103,6 @@ def check_param(name: str, value: object, ok: bool, expected: str, func: str = "
     if not ok:
         of = f" of {func}" if func else ""
         raise ConfigError(
-            "bad_parameter", f"The '{name}' parameter{of} must be {expected}. Got {value!r} instead."
+            "bad_parameter",
+            f"The '{name}' parameter{of} must be {expected}. Got {value!r} instead.",
         )

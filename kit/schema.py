@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 import yaml
@@ -51,74 +52,99 @@ def schema_names() -> list[str]:
     return sorted(p.stem for p in SCHEMA_DIR.glob("*.yaml"))
 
 
-def _bool_columns(schema: pa.DataFrameSchema) -> list[str]:
-    return [c for c, col in schema.columns.items() if str(col.dtype) == "bool"]
+def _precoerce(
+    frame: pd.DataFrame, schema: pa.DataFrameSchema, source: str, row_base: int
+) -> tuple[pd.DataFrame, dict[tuple[int, str], str]]:
+    """Coerce numeric and boolean columns cell by cell, so a wrong type is reported per row.
 
-
-def _parse_bools(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Map textual booleans to bool; leave anything else for the schema to reject by row."""
+    Returns the coerced frame and ``{(frame_index, column): message}`` for cells that could not
+    be read; those cells become null so the remaining checks still run on the rest.
+    """
     out = frame.copy()
-    for col in columns:
-        if col not in out.columns or out[col].dtype == bool:
+    bad: dict[tuple[int, str], str] = {}
+    for name, col in schema.columns.items():
+        if name not in out.columns:
             continue
+        dtype = str(col.dtype)
+        series = out[name]
+        if dtype == "bool":
+            if series.dtype == bool:
+                continue
+            values = []
+            for idx, v in series.items():
+                if isinstance(v, bool | np.bool_):
+                    values.append(bool(v))
+                elif isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
+                    values.append(v.strip().lower() in _TRUE)
+                else:
+                    bad[(idx, name)] = f"got {v!r}; expected true or false"
+                    values.append(False)
+            out[name] = pd.Series(values, index=series.index, dtype=bool)
+        elif dtype.startswith(("float", "int")):
+            if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+                continue
+            num = pd.to_numeric(series, errors="coerce")
+            for idx in series.index[num.isna() & series.notna()]:
+                bad[(idx, name)] = f"got {series[idx]!r}; expected a number"
+            if dtype.startswith("int") and num.notna().all():
+                frac = num != np.floor(num)
+                for idx in series.index[frac]:
+                    bad[(idx, name)] = f"got {series[idx]!r}; expected a whole number"
+                num = num.where(~frac, np.nan)
+            out[name] = num if num.isna().any() or dtype.startswith("float") else num.astype(dtype)
+    return out, bad
 
-        def conv(v: Any) -> Any:
-            if isinstance(v, bool):
-                return v
-            if isinstance(v, str):
-                low = v.strip().lower()
-                if low in _TRUE:
-                    return True
-                if low in _FALSE:
-                    return False
-            return v
 
-        converted = out[col].map(conv)
-        if converted.map(lambda v: isinstance(v, bool)).all():
-            out[col] = converted.astype(bool)
-        else:
-            out[col] = converted.astype(object)
-    return out
-
-
-def _problems(err: pa.errors.SchemaErrors, source: str, row_base: int) -> list[str]:
-    cases = err.failure_cases
-    lines: list[str] = []
-    coerce_failed: set[str] = set()
-    for rec in cases.to_dict("records"):
+def _problems(
+    err: pa.errors.SchemaErrors | None,
+    bad: dict[tuple[int, str], str],
+    schema: pa.DataFrameSchema,
+    source: str,
+    row_base: int,
+) -> list[str]:
+    """Turn pandera's failure cases (plus pre-coercion failures) into one line per problem."""
+    lines: list[tuple[int, str]] = []
+    for (idx, column), msg in bad.items():
+        lines.append(
+            (int(idx) + row_base, f"{Location(source, int(idx) + row_base, column)}: {msg}")
+        )
+    dup_rows: set[int] = set()
+    cases = err.failure_cases.to_dict("records") if err is not None else []
+    for rec in cases:
         check = str(rec.get("check"))
-        if check.startswith("coerce_dtype"):
-            coerce_failed.add(str(rec.get("column")))
-    for rec in cases.to_dict("records"):
-        check = str(rec.get("check"))
-        column = rec.get("column")
+        column = str(rec.get("column"))
         idx = rec.get("index")
         case = rec.get("failure_case")
+        row = None if idx is None or (isinstance(idx, float) and np.isnan(idx)) else int(idx)
         if check == "column_in_dataframe":
-            lines.append(f"{source}: column '{case}': missing (the schema requires it)")
-            continue
-        if check.startswith("column_in_schema"):
-            lines.append(f"{source}: column '{case}': not in the schema (strict table)")
-            continue
-        # once a column failed coercion, dtype/range checks on it only repeat that failure
-        if str(column) in coerce_failed and not check.startswith("coerce_dtype"):
-            if idx is None or pd.isna(idx) or check.startswith("dtype"):
+            lines.append(
+                (-1, f"{source}: column '{case}': missing (schema '{schema.name}' requires it)")
+            )
+        elif check == "column_in_schema":
+            lines.append((-1, f"{source}: column '{case}': not in schema '{schema.name}'"))
+        elif check == "multiple_fields_uniqueness":
+            if row is not None:
+                dup_rows.add(row)
+        elif row is not None and (row, column) in bad:
+            continue  # already reported as unreadable
+        elif row is None:
+            if check.startswith("dtype") and any(c == column for (_, c) in bad):
                 continue
-        row = None if idx is None or (isinstance(idx, float) and pd.isna(idx)) else int(idx)
-        where = Location(source, None if row is None else row + row_base, str(column))
-        lines.append(f"{where}: failed {check} (got {case!r})")
-    # stable order: by row then column
-    return sorted(dict.fromkeys(lines), key=_row_key)
-
-
-def _row_key(line: str) -> tuple[int, str]:
-    marker = ", row "
-    if marker in line:
-        try:
-            return int(line.split(marker, 1)[1].split(",", 1)[0]), line
-        except ValueError:
-            pass
-    return -1, line
+            lines.append((-1, f"{source}, column '{column}': failed {check} (got {case!r})"))
+        else:
+            where = Location(source, row + row_base, column)
+            lines.append((row + row_base, f"{where}: failed {check} (got {case!r})"))
+    if dup_rows and err is not None:
+        key = list(schema.unique or [])
+        frame = err.data
+        for row in sorted(dup_rows):
+            values = ", ".join(str(frame.loc[row, k]) for k in key) if key else ""
+            where = Location(source, row + row_base)
+            lines.append(
+                (row + row_base, f"{where}: duplicate key ({', '.join(key)}) = ({values})")
+            )
+    ordered = sorted(dict.fromkeys(lines), key=lambda t: (t[0], t[1]))
+    return [text for _, text in ordered]
 
 
 def validate_frame(
@@ -130,22 +156,25 @@ def validate_frame(
     header line, 1 for JSON lines.
     """
     schema = load_schema(name)
-    frame = _parse_bools(frame, _bool_columns(schema))
+    frame = frame.reset_index(drop=True)
+    frame, bad = _precoerce(frame, schema, source, row_base)
+    err: pa.errors.SchemaErrors | None = None
     try:
-        return schema.validate(frame, lazy=True)
-    except pa.errors.SchemaErrors as err:
-        problems = _problems(err, source, row_base)
-        shown = problems[:MAX_LISTED]
-        if len(problems) > MAX_LISTED:
-            shown.append(f"... and {len(problems) - MAX_LISTED} more")
-        raise InputError(
-            "schema_violation",
-            f"{len(problems)} problem(s) against schema '{name}' (schemas/{name}.yaml)",
-            where=Location(source),
-            details=shown,
-        ) from None
-    except pa.errors.SchemaError as err:  # pragma: no cover - lazy=True raises SchemaErrors
-        raise InputError("schema_violation", str(err), where=Location(source)) from None
+        validated = schema.validate(frame, lazy=True)
+    except pa.errors.SchemaErrors as exc:
+        err = exc
+    if err is None and not bad:
+        return validated
+    problems = _problems(err, bad, schema, source, row_base)
+    shown = problems[:MAX_LISTED]
+    if len(problems) > MAX_LISTED:
+        shown.append(f"... and {len(problems) - MAX_LISTED} more")
+    raise InputError(
+        "schema_violation",
+        f"{len(problems)} problem(s) against schema '{name}' (schemas/{name}.yaml)",
+        where=Location(source),
+        details=shown,
+    )
 
 
 def read_csv(path: str | os.PathLike[str], name: str) -> pd.DataFrame:

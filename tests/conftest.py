@@ -16,7 +16,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def mirror() -> Path:
     m = fetch_mod.default_mirror()
     if m is None or not m.is_dir():
-        pytest.fail("no registry mirror: set KIT_MIRROR or place ../shared/registry beside the repo")
+        pytest.fail(
+            "no registry mirror: set KIT_MIRROR or place ../shared/registry beside the repo"
+        )
     return m
 
 

@@ -118,7 +118,9 @@ def licences_cmd(write: bool, check: bool) -> None:
     if check:
         current = target.read_text() if target.is_file() else ""
         if current != text:
-            click.echo("DATA_LICENSES is out of date: run `kit registry licences --write`", err=True)
+            click.echo(
+                "DATA_LICENSES is out of date: run `kit registry licences --write`", err=True
+            )
             raise SystemExit(1)
         click.echo("DATA_LICENSES is in sync with kit/registry/sources.yaml")
         return

@@ -162,7 +162,9 @@ def verify_present(dest: Path = DEFAULT_DEST) -> list[FetchRecord]:
         p = Path(dest) / f.path
         if not p.is_file():
             raise InputError(
-                "not_fetched", f"{f.path} is missing; run `kit registry fetch`", where=Location(str(p))
+                "not_fetched",
+                f"{f.path} is missing; run `kit registry fetch`",
+                where=Location(str(p)),
             )
         _check(p, f, "data/raw")
         out.append(FetchRecord(f.path, "present", f.sha256, f.bytes))

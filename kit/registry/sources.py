@@ -51,7 +51,9 @@ def load_sources(path: Path = SOURCES_FILE) -> tuple[Source, ...]:
         for f in s["files"]:
             if f["path"] in seen:
                 raise InputError(
-                    "duplicate_path", f"file '{f['path']}' is declared twice", where=Location(str(path))
+                    "duplicate_path",
+                    f"file '{f['path']}' is declared twice",
+                    where=Location(str(path)),
                 )
             seen.add(f["path"])
             files.append(

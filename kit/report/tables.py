@@ -85,7 +85,12 @@ def to_latex(frame: pd.DataFrame, float_fmt: str = "%.3f", caption: str | None =
     lines = []
     if caption:
         lines.append(f"% {caption}")
-    lines += [f"\\begin{{tabular}}{{{align}}}", "\\toprule", " & ".join(cols) + " \\\\", "\\midrule"]
+    lines += [
+        f"\\begin{{tabular}}{{{align}}}",
+        "\\toprule",
+        " & ".join(cols) + " \\\\",
+        "\\midrule",
+    ]
     for r in _rows(frame, float_fmt):
         lines.append(" & ".join(latex_escape(c) for c in r) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
