@@ -185,7 +185,9 @@ def read_csv(path: str | os.PathLike[str], name: str) -> pd.DataFrame:
     try:
         frame = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=NA_VALUES)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise InputError("unreadable_csv", f"not a readable CSV: {exc}", where=Location(str(p)))
+        raise InputError(
+            "unreadable_csv", f"not a readable CSV: {exc}", where=Location(str(p))
+        ) from None
     return validate_frame(frame, name, str(p))
 
 
@@ -237,5 +239,7 @@ def read_yaml(path: str | os.PathLike[str], name: str | None = None) -> Any:
     try:
         obj = yaml.safe_load(p.read_text())
     except yaml.YAMLError as exc:
-        raise InputError("unreadable_yaml", f"not valid YAML: {exc}", where=Location(str(p)))
+        raise InputError(
+            "unreadable_yaml", f"not valid YAML: {exc}", where=Location(str(p))
+        ) from None
     return validate_json(obj, name, str(p)) if name else obj
