@@ -1,10 +1,76 @@
-"""`kit board check`: placeholder."""
+"""`kit board check`: the transcribed published board checked against its own printed numbers."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
+
+from kit import atomic
+from kit.registry.fetch import DEFAULT_DEST
+from kit.registry.loaders import BOARD, published_board
+from kit.registry.sources import REPO_ROOT
+from kit.release.published_board import ROUNDING_TOLERANCE, check_board, summarise
+from kit.report.tables import FORMATS, render, to_csv
+from kit.schema import validate_frame
 
 
 @click.group()
 def board() -> None:
-    """Checks of the transcribed published board."""
+    """Checks of the published BioLitBench board (Tables 1, 4, 5a, 5b)."""
+
+
+@board.command("check")
+@click.option(
+    "--raw",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_DEST,
+    show_default=True,
+    help="The fetched registry folder.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=REPO_ROOT / "data" / "tables" / "board_check.csv",
+    show_default=True,
+    help="Where the per-row result csv is written (a .json summary lands beside it).",
+)
+@click.option(
+    "--tolerance",
+    type=float,
+    default=ROUNDING_TOLERANCE,
+    show_default=True,
+    help="Allowed |composite - mean(axes)|; the default is what 3-decimal rounding allows.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def check_cmd(raw: Path, out: Path, tolerance: float, fmt: str) -> None:
+    """Check every board row: composite vs the mean of its printed axes, the rank interval,
+    and which axes are present for its entry condition.
+
+    Printed values are rounded to 3 decimals, so an honest row has |composite - mean(axes)|
+    <= 0.0005 (composite rounding) + 0.0005 (mean of rounded axes) = 0.001.
+
+    Exit status 0 when every row holds, 1 when any fails (each failing row is printed), 2 on
+    bad input.
+
+    Example: kit board check --out data/tables/board_check.csv
+    """
+    result = check_board(published_board(raw), tolerance=tolerance)
+    validate_frame(result, "board_check", str(out))
+    summary = summarise(result)
+    summary["source"] = BOARD
+    atomic.write_text(out, to_csv(result))
+    atomic.write_text(
+        out.with_suffix(".json"), json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    )
+    failing = result[~result["ok"]]
+    if len(failing):
+        cols = ["table", "system", "composite", "axes_mean", "abs_delta", "rank_lo", "rank_hi"]
+        click.echo(render(failing[[*cols, "failures"]], fmt, title="rows failing:"), nl=False)
+    click.echo(
+        f"rows checked: {summary['rows_checked']}, rows failing: {summary['rows_failing']}, "
+        f"max |delta|: {summary['max_abs_delta']:.6f} (tolerance {tolerance:.6f}); wrote {out}"
+    )
+    if len(failing):
+        raise SystemExit(1)

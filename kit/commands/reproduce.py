@@ -1,0 +1,111 @@
+"""`kit reproduce list|run|freeze`: rebuild every published table the kit reproduces."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from kit.registry.fetch import DEFAULT_DEST
+from kit.registry.sources import REPO_ROOT
+from kit.release import receipts
+from kit.release import reproduce as rep
+from kit.report.tables import FORMATS, render
+
+DEFAULT_VERIFIER = REPO_ROOT / "data" / "verifier"
+
+
+@click.group()
+def reproduce() -> None:
+    """Reproductions of the papers' tables and figures (declared in reproduce/*.yaml)."""
+
+
+@reproduce.command("list")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def list_cmd(fmt: str) -> None:
+    """List every declared reproduction, its paper section and its tables.
+
+    Example: kit reproduce list
+    """
+    rows = [
+        {
+            "name": d.name,
+            "paper": d.paper,
+            "section": d.section,
+            "tables": " ".join(sorted(d.tables)),
+            "needs": " ".join(d.needs),
+            "title": d.title,
+        }
+        for d in rep.load_declarations()
+    ]
+    click.echo(render(pd.DataFrame(rows), fmt), nl=False)
+
+
+@reproduce.command("run")
+@click.argument("names", nargs=-1)
+@click.option(
+    "--raw",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_DEST,
+    show_default=True,
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=rep.DEFAULT_OUT,
+    show_default=True,
+)
+@click.option(
+    "--verifier-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_VERIFIER,
+    show_default=True,
+    help="Built verifier (kit guard build-verifier) for reproductions that need one.",
+)
+@click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
+def run_cmd(
+    names: tuple[str, ...], raw: Path, out: Path, verifier_dir: Path, skip_slow: bool
+) -> None:
+    """Run reproductions (all when no NAME is given); write csv, markdown and LaTeX tables.
+
+    Each run also writes a sealed receipt whose parent is the registry receipt (the sha256 of
+    every input file), so `kit verify receipts` can prove where every table came from.
+
+    Example: kit reproduce run board_check --out data/tables
+    """
+    decls = rep.select(rep.load_declarations(), names)
+    if skip_slow:
+        decls = [d for d in decls if not d.slow]
+    root = rep.registry_receipt(raw)
+    receipts.write_receipt(out / "registry.receipt.json", root)
+    t0 = time.perf_counter()
+    n_tables = 0
+    for i, d in enumerate(decls, 1):
+        click.echo(f"[{i}/{len(decls)}] {d.name}: {d.title}", err=True)
+        res = rep.run(d, raw, out, root["content_hash"], resources={"verifier": verifier_dir})
+        n_tables += len(res.tables)
+        rows = ", ".join(f"{t} ({n} rows)" for t, n in sorted(res.tables.items()))
+        click.echo(f"    {rows} in {res.seconds:.1f}s", err=True)
+    click.echo(
+        f"reproductions: {len(decls)}, tables rebuilt: {n_tables}, "
+        f"time: {time.perf_counter() - t0:.1f}s; wrote {out}"
+    )
+
+
+@reproduce.command("freeze")
+@click.argument("names", nargs=-1)
+@click.option(
+    "--tables",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=rep.DEFAULT_OUT,
+    show_default=True,
+)
+def freeze_cmd(names: tuple[str, ...], tables: Path) -> None:
+    """Copy current outputs into reproduce/expected/ (a deliberate act: review the diff).
+
+    Example: kit reproduce freeze board_check && git diff reproduce/expected
+    """
+    written = rep.freeze(rep.select(rep.load_declarations(), names), tables)
+    click.echo(f"froze {len(written)} tables into {rep.EXPECTED_DIR}")

@@ -1,0 +1,101 @@
+"""The DuckDB catalog: one table per registered dataset, normalised, in one embedded file.
+
+Tables: pubmedqa_items / pubmedqa_contexts / pubmedqa_meshes (one row per item, abstract
+section, MeSH term), qasa_scores / qasa_tau_curve / qasa_flag_rates, bioasq_summary,
+biolitbench_board, biolitbench_pipelines, openbiorq_board, published_constants, and
+registry_files (what was loaded, with sha256 and licence). Queries are read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from kit import atomic
+from kit.errors import InputError, Location
+from kit.registry import loaders
+from kit.registry.fetch import DEFAULT_DEST, verify_present
+from kit.registry.sources import REPO_ROOT, load_sources
+
+DEFAULT_DB = REPO_ROOT / "data" / "catalog.duckdb"
+
+
+def catalog_tables(raw: Path) -> dict[str, pd.DataFrame]:
+    """Every catalog table as a validated frame (pure apart from reading ``raw``)."""
+    verify_present(raw)
+    tables: dict[str, pd.DataFrame] = {}
+    tables.update(loaders.pubmedqa_tables(raw))
+    tables.update(loaders.qasa_tables(raw))
+    tables["bioasq_summary"] = loaders.bioasq_table(raw)
+    tables["biolitbench_board"] = loaders.published_board(raw)
+    tables["biolitbench_pipelines"] = loaders.published_pipelines(raw)
+    tables["openbiorq_board"] = loaders.openbiorq_board(raw)
+    tables["published_constants"] = loaders.constants_table(raw)
+    tables["registry_files"] = pd.DataFrame(
+        [
+            {
+                "source": s.name,
+                "path": f.path,
+                "sha256": f.sha256,
+                "bytes": f.bytes,
+                "licence": s.licence,
+                "redistributable": s.redistributable,
+            }
+            for s in load_sources()
+            for f in s.files
+        ]
+    )
+    return tables
+
+
+def build_catalog(
+    raw: Path = DEFAULT_DEST,
+    db_path: Path = DEFAULT_DB,
+    on_table: Callable[[str, int], None] | None = None,
+) -> dict[str, int]:
+    """Write the catalog to ``db_path`` atomically; returns rows per table."""
+    tables = catalog_tables(raw)
+    counts: dict[str, int] = {}
+    with atomic.staged_file(db_path) as tmp:
+        con = duckdb.connect(str(tmp))
+        try:
+            for name in sorted(tables):
+                frame = tables[name]
+                con.register("_frame", frame)
+                con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _frame')
+                con.unregister("_frame")
+                counts[name] = len(frame)
+                if on_table:
+                    on_table(name, len(frame))
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+    return counts
+
+
+def run_query(sql: str, db_path: Path = DEFAULT_DB) -> pd.DataFrame:
+    """Run ``sql`` on a read-only connection; SQL errors become an InputError (exit 2)."""
+    if not Path(db_path).is_file():
+        raise InputError(
+            "no_catalog",
+            "catalog not built; run `kit db build` (after `kit registry fetch`)",
+            where=Location(str(db_path)),
+        )
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return con.execute(sql).df()
+    except duckdb.Error as exc:
+        raise InputError("bad_query", f"query failed: {exc}".splitlines()[0]) from None
+    finally:
+        con.close()
+
+
+def list_tables(db_path: Path = DEFAULT_DB) -> pd.DataFrame:
+    return run_query(
+        "SELECT table_name AS table, estimated_size AS rows, column_count AS columns "
+        "FROM duckdb_tables() ORDER BY table_name",
+        db_path,
+    )
