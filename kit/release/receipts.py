@@ -58,7 +58,7 @@ def verify_chain(folder: Path) -> list[dict[str, Any]]:
                 f"{art['content_hash'][:12]}… (recomputed {content_hash(art)[:12]}…)",
             )
         arts[art["content_hash"]] = (path, art)
-    for h, (path, art) in sorted(arts.items(), key=lambda kv: str(kv[1][0])):
+    for path, art in sorted(arts.values(), key=lambda pa: str(pa[0])):
         parent = art["parent"]
         if parent is not None and parent not in arts:
             raise IntegrityError(
