@@ -56,6 +56,14 @@ def list_cmd(fmt: str) -> None:
     show_default=True,
     help="Where files land.",
 )
+@click.option(
+    "--dvc-cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=fetch_mod.DEFAULT_DVC_CACHE,
+    show_default=True,
+    help="DVC cache folder (content-addressed by md5), tried first.",
+)
+@click.option("--no-dvc-cache", is_flag=True, help="Skip the DVC cache.")
 @click.option("--offline", is_flag=True, help="Never try the upstream URL.")
 @click.option(
     "--receipt",
@@ -63,7 +71,14 @@ def list_cmd(fmt: str) -> None:
     default=None,
     help="Also write a JSON receipt of what is in place (path, sha256, bytes).",
 )
-def fetch_cmd(mirror: Path | None, dest: Path, offline: bool, receipt: Path | None) -> None:
+def fetch_cmd(
+    mirror: Path | None,
+    dest: Path,
+    dvc_cache: Path,
+    no_dvc_cache: bool,
+    offline: bool,
+    receipt: Path | None,
+) -> None:
     """Fetch every registered file into data/raw, checking each byte against its sha256.
 
     Each file is taken from the DVC cache, then the mirror, then the upstream URL. A sha256
@@ -81,7 +96,13 @@ def fetch_cmd(mirror: Path | None, dest: Path, offline: bool, receipt: Path | No
         counts[rec.origin] = counts.get(rec.origin, 0) + 1
         click.echo(f"  {rec.origin:<9} {rec.path}", err=True)
 
-    records = fetch_mod.fetch(dest=dest, mirror=mirror, allow_network=not offline, on_file=report)
+    records = fetch_mod.fetch(
+        dest=dest,
+        mirror=mirror,
+        dvc_cache=None if no_dvc_cache else dvc_cache,
+        allow_network=not offline,
+        on_file=report,
+    )
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     click.echo(f"fetched {len(records)} files into {dest} ({summary}); all sha256 verified")
     if receipt is not None:

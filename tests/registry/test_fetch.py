@@ -1,0 +1,144 @@
+"""Registry fetch: sha256 pinning, resolution order, nothing partial on failure."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kit.cli import cli
+from kit.errors import InputError, IntegrityError
+from kit.registry import fetch as fetch_mod
+from kit.registry.sources import all_files, load_sources
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    if not folder.exists():
+        return {}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def mirror_copy(tmp_path: Path, mirror: Path) -> Path:
+    dst = tmp_path / "mirror"
+    shutil.copytree(mirror, dst)
+    return dst
+
+
+def test_every_shared_file_is_registered(mirror: Path) -> None:
+    on_disk = {
+        str(p.relative_to(mirror))
+        for p in mirror.rglob("*")
+        if p.is_file() and p.name != "SOURCES.md"
+    }
+    assert on_disk == {f.path for f in all_files()}
+
+
+def test_pins_match_sources_md(mirror: Path) -> None:
+    text = (mirror / "SOURCES.md").read_text()
+    for f in all_files():
+        assert f.sha256 in text, f.path
+
+
+def test_fetch_from_mirror_then_present(tmp_path: Path, mirror: Path) -> None:
+    dest = tmp_path / "raw"
+    recs = fetch_mod.fetch(dest=dest, mirror=mirror, dvc_cache=None, allow_network=False)
+    assert {r.origin for r in recs} == {"mirror"}
+    assert len(recs) == len(all_files())
+    again = fetch_mod.fetch(dest=dest, mirror=None, dvc_cache=None, allow_network=False)
+    assert {r.origin for r in again} == {"present"}
+    for f in all_files():
+        assert hashlib.sha256((dest / f.path).read_bytes()).hexdigest() == f.sha256
+
+
+def test_dvc_cache_is_tried_before_mirror(tmp_path: Path, mirror: Path) -> None:
+    f = all_files()[0]
+    cache = tmp_path / "cache"
+    cached = cache / f.md5[:2] / f.md5[2:]
+    cached.parent.mkdir(parents=True)
+    shutil.copyfile(mirror / f.path, cached)
+    recs = fetch_mod.fetch(
+        dest=tmp_path / "raw", mirror=mirror, dvc_cache=cache, files=[f], allow_network=False
+    )
+    assert recs[0].origin == "dvc-cache"
+
+
+def test_corrupt_mirror_byte_is_exit_2_and_dest_unchanged(
+    tmp_path: Path, mirror: Path, mirror_copy: Path
+) -> None:
+    dest = tmp_path / "raw"
+    # a partly fetched dest: one good file already in place
+    first = all_files()[0]
+    fetch_mod.fetch(dest=dest, mirror=mirror, dvc_cache=None, files=[first], allow_network=False)
+    before = _snapshot(dest)
+    target = mirror_copy / "published" / "biolitbench_board.csv"
+    data = bytearray(target.read_bytes())
+    data[100] ^= 0x01
+    target.write_bytes(bytes(data))
+    res = CliRunner().invoke(
+        cli,
+        [
+            "registry",
+            "fetch",
+            "--mirror",
+            str(mirror_copy),
+            "--dest",
+            str(dest),
+            "--offline",
+            "--no-dvc-cache",
+        ],
+    )
+    assert res.exit_code == 2
+    assert "published/biolitbench_board.csv" in res.output
+    assert "sha256" in res.output
+    assert _snapshot(dest) == before
+    assert not any(p.name.startswith(".fetch-") for p in tmp_path.iterdir())
+
+
+def test_missing_file_is_named_and_nothing_written(tmp_path: Path, mirror_copy: Path) -> None:
+    (mirror_copy / "pubmedqa" / "test_ground_truth.json").unlink()
+    dest = tmp_path / "raw"
+    with pytest.raises(InputError) as info:
+        fetch_mod.fetch(dest=dest, mirror=mirror_copy, dvc_cache=None, allow_network=False)
+    assert "pubmedqa/test_ground_truth.json" in str(info.value)
+    assert _snapshot(dest) == {}
+
+
+def test_mismatch_raises_integrity_error(tmp_path: Path, mirror_copy: Path) -> None:
+    (mirror_copy / "citation-guard" / "LICENSE").write_text("not the licence\n")
+    with pytest.raises(IntegrityError) as info:
+        fetch_mod.fetch(
+            dest=tmp_path / "raw", mirror=mirror_copy, dvc_cache=None, allow_network=False
+        )
+    assert info.value.reason == "sha256_mismatch"
+    assert "citation-guard/LICENSE" in info.value.message
+
+
+def test_verify_present_names_missing_file(registry_raw: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "raw"
+    shutil.copytree(registry_raw, dest)
+    (dest / "published" / "openbiorq_board.csv").unlink()
+    res = CliRunner().invoke(cli, ["registry", "verify", "--dest", str(dest)])
+    assert res.exit_code == 2
+    assert "published/openbiorq_board.csv" in res.output
+
+
+def test_raw_path_error_says_how_to_fix(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        fetch_mod.raw_path("pubmedqa/ori_pqal.json", tmp_path)
+    assert "kit registry fetch" in str(info.value)
+
+
+def test_registry_list_prints_every_file() -> None:
+    res = CliRunner().invoke(cli, ["registry", "list", "--format", "csv"])
+    assert res.exit_code == 0
+    lines = res.output.strip().splitlines()
+    assert lines[0].startswith("source,path,bytes,licence,redistributable,sha256")
+    assert len(lines) == 1 + sum(len(s.files) for s in load_sources())
