@@ -17,3 +17,4 @@ from kit.commands.reproduce import reproduce
 from kit.commands.schema import schema
 from kit.commands.verify import verify
 
+COMMAND_GROUPS: list[click.Command] = [registry, db, query, board, reproduce, verify, schema, guard, certify, simulate, release]
