@@ -9,12 +9,10 @@ from __future__ import annotations
 import click
 
 from kit.commands.board import board
-from kit.commands.certify import certify, simulate
 from kit.commands.db import db, query
 from kit.commands.registry import registry
-from kit.commands.release import release
 from kit.commands.reproduce import reproduce
 from kit.commands.schema import schema
 from kit.commands.verify import verify
 
-COMMAND_GROUPS: list[click.Command] = [registry, db, query, board, reproduce, verify, schema, guard, certify, simulate, release]
+COMMAND_GROUPS: list[click.Command] = [registry, db, query, board, reproduce, verify, schema]
