@@ -19,6 +19,7 @@ from kit.errors import InputError, Location
 from kit.registry import loaders
 from kit.registry.fetch import DEFAULT_DEST, verify_present
 from kit.registry.sources import REPO_ROOT, load_sources
+from kit.schema import validate_frame
 
 DEFAULT_DB = REPO_ROOT / "data" / "catalog.duckdb"
 
@@ -48,7 +49,11 @@ def catalog_tables(raw: Path) -> dict[str, pd.DataFrame]:
             for f in s.files
         ]
     )
-    return tables
+    # every catalog table is validated against its schema on the way in
+    return {
+        name: validate_frame(frame, name, f"catalog:{name}", row_base=1)
+        for name, frame in tables.items()
+    }
 
 
 def build_catalog(

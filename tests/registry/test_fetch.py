@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 from pathlib import Path
@@ -142,3 +143,28 @@ def test_registry_list_prints_every_file() -> None:
     lines = res.output.strip().splitlines()
     assert lines[0].startswith("source,path,bytes,licence,redistributable,sha256")
     assert len(lines) == 1 + sum(len(s.files) for s in load_sources())
+
+
+def test_upstream_is_last_resort_and_checked(tmp_path: Path, mirror: Path) -> None:
+    f = all_files()[0]
+    served = tmp_path / "served.json"
+    shutil.copyfile(mirror / f.path, served)
+    upstream = dataclasses.replace(f, url=served.as_uri())
+    recs = fetch_mod.fetch(
+        dest=tmp_path / "raw", mirror=tmp_path / "empty", dvc_cache=None, files=[upstream]
+    )
+    assert recs[0].origin == "upstream"
+    served.write_bytes(b"tampered upstream")
+    with pytest.raises(IntegrityError) as info:
+        fetch_mod.fetch(dest=tmp_path / "raw2", mirror=None, dvc_cache=None, files=[upstream])
+    assert "upstream" in info.value.message and f.path in info.value.message
+    assert not (tmp_path / "raw2" / f.path).exists()
+    with pytest.raises(InputError) as info2:
+        fetch_mod.fetch(
+            dest=tmp_path / "raw3",
+            mirror=None,
+            dvc_cache=None,
+            files=[upstream],
+            allow_network=False,
+        )
+    assert "network disabled" in str(info2.value)
