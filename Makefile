@@ -52,12 +52,12 @@ bench: setup  ## benchmarks: timings and ratios against baselines measured in th
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: $(BIN)/.installed  ## ruff lint + format check
-	$(BIN)/ruff check kit tests bench
-	$(BIN)/ruff format --check kit tests bench
+	$(BIN)/ruff check kit tests $(wildcard bench)
+	$(BIN)/ruff format --check kit tests $(wildcard bench)
 
 format: $(BIN)/.installed
-	$(BIN)/ruff format kit tests bench
-	$(BIN)/ruff check --fix kit tests bench
+	$(BIN)/ruff format kit tests $(wildcard bench)
+	$(BIN)/ruff check --fix kit tests $(wildcard bench)
 
 clean:  ## remove derived data (keeps data/raw and the venv)
 	rm -rf data/prepared data/tables data/metrics data/verifier
