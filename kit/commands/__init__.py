@@ -9,10 +9,23 @@ from __future__ import annotations
 import click
 
 from kit.commands.board import board
+from kit.commands.certify import certify, simulate
 from kit.commands.db import db, query
 from kit.commands.registry import registry
+from kit.commands.report import report
 from kit.commands.reproduce import reproduce
 from kit.commands.schema import schema
 from kit.commands.verify import verify
 
-COMMAND_GROUPS: list[click.Command] = [registry, db, query, board, reproduce, verify, schema]
+COMMAND_GROUPS: list[click.Command] = [
+    registry,
+    db,
+    query,
+    board,
+    schema,
+    reproduce,
+    verify,
+    certify,
+    simulate,
+    report,
+]

@@ -1,0 +1,157 @@
+"""The declared design of a certification (DESIGN.md section A; paper Sections 3.4 and 6.1).
+
+A design is written *before* any score is read (Definition 1 fixes eps_fair "before observing
+any ranking"): the family of pairs, alpha, the window kind, per-readout tolerances, the
+nuisance constants of Theorem 1, the clusters, and how readouts form axes and the composite.
+:func:`parse_design` turns the JSON-Schema-validated mapping (``schemas/json/design.schema.json``)
+into frozen dataclasses and checks what JSON Schema cannot (cross references).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kit.certify.nuisance import SystemNuisance
+from kit.errors import ConfigError, check_param
+
+COMPOSITE = "composite"
+WINDOWS = ("system", "scaffold")
+READOUT_KINDS = ("normalised", "quality", "style")
+
+
+@dataclass(frozen=True)
+class PerReadout:
+    """A constant that may differ by readout: ``default`` unless ``by_readout`` names it."""
+
+    default: float | None
+    by_readout: Mapping[str, float] = field(default_factory=dict)
+
+    def get(self, readout: str) -> float | None:
+        return self.by_readout.get(readout, self.default)
+
+
+@dataclass(frozen=True)
+class Nuisance:
+    """Theorem 1 constants: per-readout L_s, L_C, eps_protocol and per-system constants."""
+
+    L_s: PerReadout
+    L_C: PerReadout
+    eps_protocol: PerReadout
+    systems: Mapping[str, SystemNuisance]
+
+
+@dataclass(frozen=True)
+class Design:
+    """A parsed certification design (see ``examples/certify/design.yaml``)."""
+
+    alpha: float = 0.05
+    family: tuple[tuple[str, str], ...] | None = None  # None: all pairs of the table
+    window: str = "system"
+    min_common_tasks: int = 10
+    tolerance: PerReadout = field(default_factory=lambda: PerReadout(None))
+    nuisance: Nuisance | None = None
+    clusters: tuple[str, ...] | None = None
+    systems: tuple[str, ...] | None = None
+    axes: Mapping[str, tuple[str, ...]] | None = None  # None: each readout is its own axis
+    readout_kinds: Mapping[str, str] = field(default_factory=dict)
+    multiplicity: str = "pairs"  # Bonferroni over "pairs" or "pairs_x_readouts"
+
+    def pairs(self, systems: list[str]) -> list[tuple[str, str]]:
+        """The declared family: explicit pairs, or all pairs of ``systems`` in sorted order."""
+        if self.family is not None:
+            return [tuple(sorted(p)) for p in self.family]  # type: ignore[misc]
+        pool = sorted(self.systems) if self.systems is not None else sorted(systems)
+        return list(itertools.combinations(pool, 2))
+
+
+def _per_readout(value: Any, name: str) -> PerReadout:
+    if value is None:
+        return PerReadout(None)
+    if isinstance(value, int | float):
+        return PerReadout(float(value))
+    by = {str(k): float(v) for k, v in value.items() if k != "default"}
+    default = value.get("default")
+    return PerReadout(None if default is None else float(default), by)
+
+
+def parse_design(raw: Mapping[str, Any]) -> Design:
+    """Build a :class:`Design` from a mapping already validated by the JSON Schema ``design``.
+
+    Raises :class:`ConfigError` for inconsistencies the schema cannot express (a pair with the
+    same system twice, an axis naming no readout, a readout on two axes).
+    """
+    alpha = float(raw.get("alpha", 0.05))
+    check_param("alpha", alpha, 0 < alpha < 1, "in (0, 1)", "design")
+    window = str(raw.get("window", "system"))
+    check_param("window", window, window in WINDOWS, f"one of {WINDOWS}", "design")
+    fam = raw.get("family", "all_pairs")
+    family: tuple[tuple[str, str], ...] | None = None
+    if fam != "all_pairs":
+        pairs = []
+        for p in fam:
+            a, b = str(p[0]), str(p[1])
+            if a == b:
+                raise ConfigError("bad_family", f"design family pair ({a}, {b}) repeats a system")
+            pairs.append((a, b) if a < b else (b, a))
+        if len(set(pairs)) != len(pairs):
+            raise ConfigError("bad_family", "design family lists a pair twice")
+        family = tuple(sorted(pairs))
+    min_tasks = int(raw.get("min_common_tasks", 10))
+    check_param("min_common_tasks", min_tasks, min_tasks >= 2, "an integer >= 2", "design")
+    nuis = raw.get("nuisance")
+    nuisance = None
+    if nuis is not None:
+        systems = {
+            str(name): SystemNuisance(
+                L_M=float(c.get("L_M", 1.0)),
+                eps_in=float(c.get("eps_in", 0.0)),
+                xi=float(c.get("xi", 0.0)),
+                eps_cont=float(c.get("eps_cont", 0.0)),
+            )
+            for name, c in (nuis.get("systems") or {}).items()
+        }
+        nuisance = Nuisance(
+            L_s=_per_readout(nuis.get("L_s", 1.0), "L_s"),
+            L_C=_per_readout(nuis.get("L_C", 1.0), "L_C"),
+            eps_protocol=_per_readout(nuis.get("eps_protocol", 0.0), "eps_protocol"),
+            systems=systems,
+        )
+    axes = None
+    if raw.get("axes") is not None:
+        axes = {str(k): tuple(str(r) for r in v) for k, v in raw["axes"].items()}
+        seen: dict[str, str] = {}
+        for axis, readouts in axes.items():
+            if not readouts:
+                raise ConfigError("bad_axes", f"design axis '{axis}' names no readout")
+            for r in readouts:
+                if r in seen:
+                    raise ConfigError(
+                        "bad_axes", f"readout '{r}' is on two axes ('{seen[r]}', '{axis}')"
+                    )
+                seen[r] = axis
+    kinds = {
+        str(k): str(v.get("kind", "normalised")) for k, v in (raw.get("readouts") or {}).items()
+    }
+    tol = _per_readout(raw.get("tolerance"), "tolerance")
+    for name, v in [("default", tol.default), *tol.by_readout.items()]:
+        if v is not None and not math.isfinite(v):
+            raise ConfigError("bad_tolerance", f"tolerance '{name}' must be finite, got {v}")
+    clusters = raw.get("clusters")
+    systems_decl = raw.get("systems")
+    return Design(
+        alpha=alpha,
+        family=family,
+        window=window,
+        min_common_tasks=min_tasks,
+        tolerance=tol,
+        nuisance=nuisance,
+        clusters=None if clusters is None else tuple(str(c) for c in clusters),
+        systems=None if systems_decl is None else tuple(str(s) for s in systems_decl),
+        axes=axes,
+        readout_kinds=kinds,
+        multiplicity=str(raw.get("multiplicity", "pairs")),
+    )
