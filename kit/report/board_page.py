@@ -64,8 +64,7 @@ def rank_chart_svg(ranks: pd.DataFrame, width: int = 720, row_h: int = 26) -> st
         return left + (rank - 1) / max(n - 1, 1) * plot_w
 
     parts = [
-        f'<svg width="{width}" height="{height}" '
-        f'role="img" aria-label="certified rank intervals">',
+        f'<svg width="{width}" height="{height}" role="img" aria-label="certified rank intervals">',
         f'<text x="{left}" y="16" font-size="12" fill="#555">certified rank interval (1 = best)</text>',
     ]
     for r in range(1, n + 1):

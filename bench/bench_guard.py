@@ -1,0 +1,123 @@
+"""Benchmark the default verifier: claim-passage pairs per second, fp32 vs int8 ONNX (CPU).
+
+Run: .venv/bin/python bench/bench_guard.py [--verifier-dir data/verifier] [--pairs 256]
+     [--batch-size 32] [--device cpu] [--threads 0] [--out bench_guard.json]
+
+A pair is (a claim sentence, one passage window of 3 sentences) from PubMedQA PQA-L (data/raw,
+first --pairs items in PMID order), scored from scratch (fresh verifier, empty cache), so each
+pair costs two encoder passes (claim + window). Achieved GFLOP/s counts ~21.6 MFLOP per real
+(non-padding) token (2 x 10.8M encoder weights; attention's T^2 term ignored), and is reported
+as a fraction of numpy float32 matmul GFLOP/s measured in the same run (1024^3, best of 5).
+Out of pytest on purpose: timings depend on the machine and on what else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+FLOP_PER_TOKEN = 21.6e6
+
+
+def numpy_matmul_gflops(n: int = 1024, reps: int = 5) -> float:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    a @ b  # warm-up
+    best = min(_timed(lambda: a @ b) for _ in range(reps))
+    return 2 * n**3 / best / 1e9
+
+
+def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def load_pairs(n: int, raw: Path) -> tuple[list[str], list[str]]:
+    from kit.guard.pairs import items_from_pqal
+    from kit.guard.windows import passage_windows, split_sentences
+    from kit.registry.fetch import raw_path
+
+    items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
+    claims, windows = [], []
+    for it in items:
+        wins = passage_windows(it.abstract)
+        sents = split_sentences(it.conclusion)
+        if wins and sents:
+            claims.append(sents[0])
+            windows.append(wins[0])
+        if len(claims) == n:
+            break
+    return claims, windows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--verifier-dir", type=Path, default=None, help="built verifier (else built to a temp dir)"
+    )
+    ap.add_argument("--raw", type=Path, default=Path("data/raw"))
+    ap.add_argument("--pairs", type=int, default=256)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+
+    from kit.guard.export import build_verifier
+    from kit.guard.verifier import load_default_verifier
+
+    tmp = tempfile.TemporaryDirectory()
+    vdir = args.verifier_dir
+    if vdir is None:
+        vdir = Path(tmp.name) / "verifier"
+        build_verifier(vdir)
+    claims, windows = load_pairs(args.pairs, args.raw)
+    mm = numpy_matmul_gflops()
+    result = {
+        "machine": platform.processor() or platform.machine(),
+        "python": sys.version.split()[0],
+        "device": args.device,
+        "threads": args.threads or "onnxruntime default",
+        "batch_size": args.batch_size,
+        "pairs": len(claims),
+        "numpy_float32_matmul_gflops": mm,
+        "variants": {},
+    }
+    for variant in ("fp32", "int8"):
+        load_default_verifier(
+            vdir, variant, args.device, args.batch_size, threads=args.threads
+        ).score(claims[:8], windows[:8])  # warm-up on a throwaway instance
+        v = load_default_verifier(vdir, variant, args.device, args.batch_size, threads=args.threads)
+        t = time.perf_counter()
+        v.score(claims, windows)
+        dt = time.perf_counter() - t
+        gflops = v.tokens_seen * FLOP_PER_TOKEN / dt / 1e9
+        result["variants"][variant] = {
+            "seconds": dt,
+            "pairs_per_second": len(claims) / dt,
+            "tokens_per_pair": v.tokens_seen / len(claims),
+            "tokens_per_second": v.tokens_seen / dt,
+            "achieved_gflops": gflops,
+            "fraction_of_numpy_matmul": gflops / mm,
+        }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        from kit import atomic
+
+        atomic.write_text(args.out, text + "\n")
+    tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""The guard run: verify every claim-citation pair, flag by tau, re-attribute, rewrite markers.
+
+DESIGN.md section B; seed 001 Figure 1 (verify -> re-attribute -> flag). For each citation of
+each cited sentence:
+
+1. resolve the id to a provided passage (an out-of-range index is ``missing_passage``);
+2. score s(claim, full passage) with the verifier (max over windows);
+3. s > tau: ``supported``. Otherwise rank the answer's *other* passages with BM25, re-verify
+   the top one; if it scores > tau the pointer moves (``moved``, ``moved_to``), else the
+   citation stays and is marked ``[N UNVERIFIED]`` (``unverified``; never deleted).
+
+tau comes from :func:`kit.guard.conformal.conformal_tau` on unsupported-class calibration
+scores *of the same verifier and scoring rule*; the guarantee (catch >= 1 - alpha) holds for
+unsupported citations exchangeable with the calibration ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kit.errors import InputError, Location
+from kit.guard.citations import Citation, parse_answer, resolve
+from kit.guard.reattribute import bm25_rank
+from kit.guard.verifier import Verifier
+
+CITATION_COLUMNS = [
+    "answer_id",
+    "sentence",
+    "marker",
+    "claim",
+    "cited",
+    "passage_id",
+    "score",
+    "flagged",
+    "reason",
+    "status",
+    "moved_to",
+    "moved_score",
+]
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    answer_id: str
+    answer: str
+    passages: dict[str, str]
+
+
+def read_answers(path: Path) -> list[AnswerRecord]:
+    """Read the guard's input JSONL (schemas/json/guard_answers.schema.json), one answer a line.
+
+    Errors name the file, the line (as ``row``) and the field.
+    """
+    import jsonschema
+
+    from kit.schema import load_json_schema
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("missing_file", "file not found", where=Location(str(p)))
+    validator = jsonschema.Draft202012Validator(load_json_schema("guard_answers"))
+    out: list[AnswerRecord] = []
+    seen: dict[str, int] = {}
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputError("unreadable_jsonl", f"not UTF-8: {exc}", where=Location(str(p))) from None
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                "unreadable_jsonl", f"not valid JSON: {exc.msg}", where=Location(str(p), i)
+            ) from None
+        errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+        if errors:
+            e = errors[0]
+            field = "/".join(map(str, e.absolute_path)) or None
+            raise InputError(
+                "schema_violation",
+                e.message,
+                where=Location(str(p), i, field),
+                details=[f"{len(errors)} problem(s) on this line"],
+            )
+        aid = obj["answer_id"]
+        if aid in seen:
+            raise InputError(
+                "duplicate_key",
+                f"answer_id {aid!r} already on line {seen[aid]}",
+                where=Location(str(p), i, "answer_id"),
+            )
+        seen[aid] = i
+        out.append(AnswerRecord(aid, obj["answer"], dict(obj["passages"])))
+    if not out:
+        raise InputError("empty_input", "no answers in file", where=Location(str(p)))
+    return out
+
+
+def _render_marker(c: Citation, rows: list[dict[str, Any]]) -> str:
+    if all(r["status"] == "supported" for r in rows):
+        return c.text
+    parts = []
+    for r in rows:
+        if r["status"] == "supported":
+            parts.append(f"[{r['cited']}]")
+        elif r["status"] == "moved":
+            parts.append(f"[{r['moved_to']}]")
+        else:
+            parts.append(f"[{r['cited']} UNVERIFIED]")
+    return "".join(parts)
+
+
+def guard_answers(
+    records: list[AnswerRecord], verifier: Verifier, tau: float, reattribute: bool = True
+) -> tuple[list[dict[str, str]], pd.DataFrame]:
+    """Run the guard; returns guarded answers and the per-citation table (sorted rows)."""
+    rows: list[dict[str, Any]] = []
+    markers: dict[tuple[int, int], tuple[Citation, list[int]]] = {}
+    for ai, rec in enumerate(records):
+        for claim in parse_answer(rec.answer):
+            for mi, c in enumerate(claim.citations):
+                idxs = []
+                for ref in c.refs:
+                    pid = resolve(ref, rec.passages)
+                    idxs.append(len(rows))
+                    rows.append(
+                        {
+                            "_a": ai,
+                            "answer_id": rec.answer_id,
+                            "sentence": claim.index,
+                            "marker": mi,
+                            "claim": claim.text,
+                            "cited": ref,
+                            "passage_id": pid if pid is not None else "",
+                            "score": np.nan,
+                            "flagged": True,
+                            "reason": "",
+                            "status": "unverified",
+                            "moved_to": "",
+                            "moved_score": np.nan,
+                        }
+                    )
+                markers[(ai, c.start)] = (c, idxs)
+    todo = [
+        i
+        for i, r in enumerate(rows)
+        if r["passage_id"] and r["claim"] and records[r["_a"]].passages[r["passage_id"]].strip()
+    ]
+    if todo:
+        s = verifier.score(
+            [rows[i]["claim"] for i in todo],
+            [records[rows[i]["_a"]].passages[rows[i]["passage_id"]] for i in todo],
+        )
+        for i, v in zip(todo, s, strict=True):
+            rows[i]["score"] = float(v)
+    for r in rows:
+        if not r["claim"]:
+            r["reason"] = "empty_claim"
+        elif not r["passage_id"]:
+            r["reason"] = "missing_passage"
+        elif not records[r["_a"]].passages[r["passage_id"]].strip():
+            r["reason"] = "empty_passage"
+        elif r["score"] > tau:
+            r["flagged"], r["status"] = False, "supported"
+        else:
+            r["reason"] = "score_at_or_below_tau"
+    cand: list[tuple[int, str]] = []
+    if reattribute:
+        for i, r in enumerate(rows):
+            if r["flagged"] and r["claim"]:
+                pool = records[r["_a"]].passages
+                ranked = bm25_rank(
+                    r["claim"], pool, exclude={r["passage_id"]} if r["passage_id"] else set()
+                )
+                if ranked:
+                    cand.append((i, ranked[0][0]))
+    if cand:
+        s = verifier.score(
+            [rows[i]["claim"] for i, _ in cand],
+            [records[rows[i]["_a"]].passages[pid] for i, pid in cand],
+        )
+        for (i, pid), v in zip(cand, s, strict=True):
+            rows[i]["moved_score"] = float(v)
+            if v > tau:
+                rows[i]["status"], rows[i]["moved_to"] = "moved", pid
+    guarded = []
+    for ai, rec in enumerate(records):
+        text = rec.answer
+        for (a, _start), (c, idxs) in sorted(markers.items(), key=lambda kv: -kv[0][1]):
+            if a != ai:
+                continue
+            new = _render_marker(c, [rows[i] for i in idxs])
+            text = text[: c.start] + new + text[c.end :]
+        guarded.append({"answer_id": rec.answer_id, "answer": rec.answer, "guarded_answer": text})
+    frame = pd.DataFrame(rows, columns=["_a", *CITATION_COLUMNS]).drop(columns="_a")
+    frame = frame.sort_values(
+        ["answer_id", "sentence", "marker", "cited"], kind="stable"
+    ).reset_index(drop=True)
+    return guarded, frame
+
+
+def summarise(
+    frame: pd.DataFrame,
+    n_answers: int,
+    card: dict[str, Any],
+    alpha: float,
+    tau: float,
+    k: int,
+    n_cal: int,
+    calibration: dict[str, str],
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Summary JSON: the unsupported (flag) rate always with its verifier and operating point,
+    Wilson CI (citations as independent) and per-answer cluster-bootstrap CI."""
+    from kit.stats.bootstrap import cluster_bootstrap_mean
+    from kit.stats.wilson import wilson_ci
+
+    n = len(frame)
+    counts = {s: int((frame["status"] == s).sum()) for s in ("supported", "moved", "unverified")}
+    out: dict[str, Any] = {
+        "verifier": {
+            "name": card["name"],
+            "onnx_sha256": card["onnx_sha256"],
+            "scoring_rule": card["scoring_rule"],
+            "window_rule": card["window_rule"],
+        },
+        "alpha": alpha,
+        "tau": tau,
+        "k": k,
+        "n_cal": n_cal,
+        "calibration": calibration,
+        "n_answers": n_answers,
+        "n_citations": n,
+        "status_counts": counts,
+        "flag_rate": None,
+        "note": "tau is meaningful only when the calibration scores come from this verifier and "
+        "scoring rule; the catch guarantee assumes deployment unsupported citations are "
+        "exchangeable with the calibration negatives",
+    }
+    if n:
+        flagged = frame["flagged"].to_numpy(dtype=float)
+        w = wilson_ci(int(flagged.sum()), n)
+        cb = cluster_bootstrap_mean(
+            flagged, frame["answer_id"].to_numpy(), np.random.default_rng(seed), 2000
+        )
+        out["flag_rate"] = {
+            "estimate": w.estimate,
+            "wilson_95": [w.lo, w.hi],
+            "cluster_bootstrap_95": [cb.lo, cb.hi],
+            "bootstrap_seed": seed,
+        }
+    return out

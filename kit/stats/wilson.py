@@ -1,0 +1,50 @@
+"""Wilson score interval for a binomial proportion (pure).
+
+Used for every rate the citation guard reports (unsupported rate, flag rate, recall@1), as in
+the paper (seed 001, Appendix S4 Table S5, Appendix S6 Table S7: "Wilson 95% CIs").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy.stats import norm
+
+from kit.errors import check_param
+
+
+@dataclass(frozen=True)
+class Proportion:
+    k: int
+    n: int
+    estimate: float
+    lo: float
+    hi: float
+    level: float
+
+
+def wilson_ci(k: int, n: int, level: float = 0.95) -> Proportion:
+    """Wilson score interval (Wilson 1927).
+
+    centre = (p + z^2/(2n)) / (1 + z^2/n); half = z sqrt(p(1-p)/n + z^2/(4n^2)) / (1 + z^2/n),
+    z = Phi^{-1}(1 - (1 - level)/2). Assumes k ~ Binomial(n, p) with independent trials; for
+    clustered data (several citations per answer) use a cluster bootstrap instead.
+    n = 0 is undefined and raises rather than returning a silent interval.
+    """
+    check_param("n", n, int(n) == n and n >= 1, "an integer >= 1", "wilson_ci")
+    check_param("k", k, int(k) == k and 0 <= k <= n, f"an integer in [0, {n}]", "wilson_ci")
+    check_param("level", level, 0.0 < level < 1.0, "in (0, 1)", "wilson_ci")
+    z = float(norm.ppf(1.0 - (1.0 - level) / 2.0))
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return Proportion(
+        k=int(k),
+        n=int(n),
+        estimate=p,
+        lo=max(0.0, centre - half),
+        hi=min(1.0, centre + half),
+        level=level,
+    )
