@@ -16,6 +16,7 @@ from kit.commands.registry import registry
 from kit.commands.report import report
 from kit.commands.reproduce import reproduce
 from kit.commands.schema import schema
+from kit.commands.theory import theory
 from kit.commands.verify import verify
 
 COMMAND_GROUPS: list[click.Command] = [
@@ -23,11 +24,12 @@ COMMAND_GROUPS: list[click.Command] = [
     db,
     query,
     board,
-    schema,
     reproduce,
     verify,
+    schema,
+    report,
+    guard,
     certify,
     simulate,
-    guard,
-    report,
+    theory,
 ]

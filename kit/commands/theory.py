@@ -1,0 +1,438 @@
+"""`kit theory`: the theory toolkit of "What Can a Leaderboard Certify?" (Appendices A.4-A.6, F).
+
+Subcommands: lm (module sensitivity L_M from paired runs), compose (Theorem 2 and its
+corollaries from per-stage constants), distance (the controllability distance of Theorem 4 on
+logged branch kernels), radius (the contextwise window radius C_M), fgw (fused Gromov-Wasserstein
+discrepancy between typed claim graphs, Eq. (20)).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+import numpy as np
+import pandas as pd
+
+from kit import atomic
+from kit.errors import ConfigError, InputError, Location
+from kit.report.tables import render
+from kit.schema import read_table, validate_frame
+
+if TYPE_CHECKING:
+    from kit.certify.distance import BranchKernels, SystemDistance
+
+OUT_FORMATS = ("csv", "markdown", "table", "json")
+
+
+def _emit(frame: pd.DataFrame, schema: str, out: Path | None, fmt: str, title: str) -> None:
+    """Validate ``frame`` against its schema, then write it atomically (or print it)."""
+    frame = validate_frame(frame, schema, str(out) if out else "<output>")
+    text = render(frame, fmt, title=title)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        atomic.write_text(out, text)
+        click.echo(f"{title}: {len(frame)} rows -> {out}")
+
+
+_out_option = click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Output file (default: print to stdout).",
+)
+_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(OUT_FORMATS),
+    default="csv",
+    show_default=True,
+    help="Output format.",
+)
+
+
+@click.group()
+def theory() -> None:
+    """Theory toolkit: L_M, composition bounds, controllability distance, graph discrepancy.
+
+    \b
+    Examples:
+      kit theory lm runs.csv --out lm.csv
+      kit theory compose stages.csv --eps0 0.05 --L-U 1 --format markdown
+      kit theory distance transitions.csv states.csv --system-a A --system-b B --out checks.csv
+      kit theory radius pairs.csv --lam-in 0.5
+      kit theory fgw nodes.csv edges.csv --lam 0.5 --out fgw.csv
+    """
+
+
+@theory.command("lm")
+@click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--design",
+    "designs",
+    multiple=True,
+    type=click.Choice(["ratio_q95", "ratio_sup", "affine"]),
+    help="Estimator(s) [all three].",
+)
+@click.option("--q", type=float, default=0.95, show_default=True, help="Quantile level.")
+@_out_option
+@_format_option
+def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt: str) -> None:
+    """Module sensitivity L_M from paired runs (Appendix F.1, Tables 11-12).
+
+    RUNS is a CSV with columns system, task_id, x (entry mismatch), y (exit distance). Writes
+    pooled, per-system and leave-one-system-out fits of each design with coverage and the
+    count of expanding runs (y > x).
+
+    Example: kit theory lm runs.csv --design ratio_q95 --design affine --out lm.csv
+    """
+    from kit.certify import sensitivity
+
+    frame = read_table(runs, "theory_paired_runs")
+    if frame.empty:
+        raise InputError("no_runs", "no paired runs", where=Location(str(runs)))
+    rows = sensitivity.sensitivity_report(
+        frame["system"].tolist(),
+        frame["x"].to_numpy(float),
+        frame["y"].to_numpy(float),
+        designs or sensitivity.DESIGNS,
+        q,
+    )
+    _emit(pd.DataFrame([r.__dict__ for r in rows]), "theory_lm", out, fmt, "module sensitivity")
+
+
+@theory.command("compose")
+@click.argument("stages", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--eps0", type=float, required=True, help="Bound on the entry discrepancy W_0.")
+@click.option("--L-U", "L_U", type=float, default=1.0, show_default=True, help="Utility constant.")
+@_out_option
+@_format_option
+def compose_cmd(stages: Path, eps0: float, L_U: float, out: Path | None, fmt: str) -> None:
+    """Theorem 2 (recursion and product form), Corollary 2 and Theorem 3 from stage constants.
+
+    STAGES is a CSV with columns stage (1..K), L, eps and optional xi and name.
+
+    Example: kit theory compose stages.csv --eps0 0.05 --L-U 1 --format markdown
+    """
+    from kit.certify import composition
+
+    frame = read_table(stages, "theory_stages").sort_values("stage").reset_index(drop=True)
+    if frame.empty or frame["stage"].tolist() != list(range(1, len(frame) + 1)):
+        raise InputError(
+            "bad_stages", "stages must be numbered 1..K without gaps", where=Location(str(stages))
+        )
+    names = frame["name"].fillna("").tolist() if "name" in frame else [""] * len(frame)
+    L = frame["L"].to_numpy(float)
+    eps = frame["eps"].to_numpy(float)
+    xi = frame["xi"].fillna(0.0).to_numpy(float) if "xi" in frame else np.zeros(len(frame))
+    rec = composition.composed_bound(eps0, L, eps, xi)
+    unr = composition.unrolled_bound(eps0, L, eps, xi)
+    add = composition.additive_bound(eps0, eps, xi)
+    rows = [
+        {"stage": 0, "name": "entry", "L": np.nan, "eps": eps0, "xi": np.nan, "bound": rec[0],
+         "bound_unrolled": unr[0], "additive_bound": add[0], "utility_bound": L_U * rec[0]}
+    ]  # fmt: skip
+    for k in range(1, len(frame) + 1):
+        nonexp = composition.is_nonexpansive(L[:k])
+        rows.append(
+            {
+                "stage": k,
+                "name": names[k - 1],
+                "L": L[k - 1],
+                "eps": eps[k - 1],
+                "xi": xi[k - 1],
+                "bound": rec[k],
+                "bound_unrolled": unr[k],
+                "additive_bound": add[k] if nonexp else np.nan,
+                "utility_bound": composition.utility_bound(L_U, eps0, L[:k], eps[:k], xi[:k]),
+            }
+        )
+    _emit(pd.DataFrame(rows), "theory_compose", out, fmt, "composition bound")
+
+
+def _kernels(
+    transitions: pd.DataFrame, states: pd.DataFrame, system: str, source: str
+) -> BranchKernels:
+    from kit.certify import distance
+
+    st = states[states["system"] == system]
+    tr = transitions[transitions["system"] == system]
+    if st.empty:
+        raise InputError(
+            "unknown_system", f"no states for system {system!r}", where=Location(source)
+        )
+    known = set(st["state"])
+    for col in ("state", "next_state"):
+        bad = sorted(set(tr[col]) - known)
+        if bad:
+            raise InputError(
+                "unknown_state",
+                f"system {system!r}: {col} {bad[0]!r} has no row in the states table",
+                where=Location(source, column=col),
+            )
+    labels = sorted(set(transitions["label"]))
+    return distance.empirical_kernels(
+        st["state"].tolist(),
+        st["z"].to_numpy(float),
+        list(tr[["state", "label", "next_state", "count"]].itertuples(index=False, name=None)),
+        labels=labels,
+    )
+
+
+def _whole_system(
+    entries: pd.DataFrame,
+    ka: BranchKernels,
+    kb: BranchKernels,
+    system_a: str,
+    system_b: str,
+    d_ab: np.ndarray,
+    source: str,
+) -> SystemDistance:
+    """Definition 10 over the contexts where both systems have an entry law."""
+    from kit.certify import distance
+
+    laws = []
+    for system, k in ((system_a, ka), (system_b, kb)):
+        sub = entries[entries["system"] == system]
+        index = {s: i for i, s in enumerate(k.states)}
+        bad = sorted(set(sub["state"]) - set(index))
+        if bad:
+            raise InputError(
+                "unknown_state",
+                f"system {system!r}: entry state {bad[0]!r} is not a logged state",
+                where=Location(source, column="state"),
+            )
+        laws.append(
+            {
+                c: (np.array([index[s] for s in g["state"]]), g["weight"].to_numpy(float))
+                for c, g in sub.groupby("context", sort=True)
+            }
+        )
+    common = sorted(set(laws[0]) & set(laws[1]))
+    if not common:
+        raise InputError(
+            "no_common_context", "no context has entries for both systems", where=Location(source)
+        )
+    return distance.whole_system_distance(
+        d_ab, [laws[0][c] for c in common], [laws[1][c] for c in common]
+    )
+
+
+@theory.command("distance")
+@click.argument("transitions", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("states", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--system-a", required=True)
+@click.option("--system-b", required=True)
+@click.option("--gamma", type=float, default=0.9, show_default=True, help="Continuation weight.")
+@click.option("--beta", type=float, default=0.5, show_default=True, help="Label weight.")
+@click.option("--tol", type=float, default=1e-10, show_default=True)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="For random contraction pairs."
+)
+@click.option(
+    "--entries",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Entry laws (system, context, state, weight): adds Definition 10's whole-system "
+    "distance, mean and sup over the contexts both systems have.",
+)
+@click.option(
+    "--pairs-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the fixed point d_AB (one row per state pair) as CSV.",
+)
+@_out_option
+@_format_option
+def distance_cmd(
+    transitions: Path,
+    states: Path,
+    system_a: str,
+    system_b: str,
+    gamma: float,
+    beta: float,
+    tol: float,
+    seed: int,
+    entries: Path | None,
+    pairs_out: Path | None,
+    out: Path | None,
+    fmt: str,
+) -> None:
+    """Controllability distance (Definitions 8-9, Theorem 4, Proposition 2) on logged kernels.
+
+    TRANSITIONS: system, state, label, next_state, count. STATES: system, state, z in [0, 1].
+    Iterates the operator with exact OT to its fixed point from two starts, and checks the
+    contraction modulus gamma (1 - beta), uniqueness and the pseudometric properties of the
+    fixed point on the disjoint union of the two systems.
+
+    Example: kit theory distance transitions.csv states.csv --system-a A --system-b B --out checks.csv
+    """
+    from kit.certify import distance
+
+    tr = read_table(transitions, "theory_transitions")
+    st = read_table(states, "theory_states")
+    if system_a == system_b:
+        raise ConfigError("bad_parameter", "--system-a and --system-b must differ")
+    ka = _kernels(tr, st, system_a, str(states))
+    kb = _kernels(tr, st, system_b, str(states))
+    rng = np.random.default_rng(seed)
+    cc = distance.contraction_check(ka, kb, gamma, beta, rng, tol=tol)
+    fp = distance.fixed_point(ka, kb, gamma, beta, tol=tol)
+    union = distance.disjoint_union([ka, kb], [system_a, system_b])
+    fu = distance.fixed_point(union, union, gamma, beta, tol=tol, symmetric=True)
+    pm = distance.pseudometric_check(fu.d, rng)
+    restrict = float(np.max(np.abs(fu.d[: ka.n, ka.n :] - fp.d)))
+    slack = 10 * tol
+    checks = [
+        ("modulus_theory", cc.modulus_theory, None),
+        ("modulus_observed", cc.modulus_observed, cc.modulus_theory + 1e-9),
+        ("modulus_random_pairs", cc.modulus_random, cc.modulus_theory + 1e-9),
+        ("uniqueness_gap_two_starts", cc.start_gap, slack),
+        ("iterations", float(fp.iterations), None),
+        ("fixed_point_error_bound", fp.error_bound, None),
+        ("union_restriction_gap", restrict, slack),
+        ("max_diagonal", pm.max_diagonal, slack),
+        ("max_asymmetry", pm.max_asymmetry, slack),
+        ("max_triangle_violation", pm.max_triangle_violation, slack),
+        ("triples_checked", float(pm.n_triples), None),
+        ("min_distance_ab", float(fp.d.min()), None),
+        ("mean_distance_ab", float(fp.d.mean()), None),
+        ("max_distance_ab", float(fp.d.max()), None),
+    ]
+    if entries is not None:
+        sd = _whole_system(
+            read_table(entries, "theory_entries"), ka, kb, system_a, system_b, fp.d, str(entries)
+        )
+        checks += [
+            ("whole_system_mean", sd.mean, None),
+            ("whole_system_sup", sd.sup, None),
+            ("whole_system_contexts", float(sd.n_contexts), None),
+        ]
+    frame = pd.DataFrame(
+        [
+            {"check": c, "value": v, "limit": np.nan if lim is None else lim,
+             "holds": None if lim is None else ("true" if v <= lim else "false")}
+            for c, v, lim in checks
+        ]
+    )  # fmt: skip
+    if pairs_out is not None:
+        ia, ib = np.meshgrid(np.arange(ka.n), np.arange(kb.n), indexing="ij")
+        pairs = pd.DataFrame(
+            {
+                "system_a": system_a,
+                "state_a": [ka.states[i] for i in ia.ravel()],
+                "system_b": system_b,
+                "state_b": [kb.states[j] for j in ib.ravel()],
+                "distance": fp.d.ravel(),
+            }
+        )
+        _emit(pairs, "theory_distance_pairs", pairs_out, "csv", "controllability distance")
+    _emit(frame, "theory_distance_checks", out, fmt, "Theorem 4 checks")
+
+
+@theory.command("radius")
+@click.argument("pairs", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--lam-in", type=float, default=0.5, show_default=True, help="Entry weight.")
+@_out_option
+@_format_option
+def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str) -> None:
+    """Contextwise window radius C_M (Definition 11, Appendix F.6) with its entry bracket.
+
+    PAIRS: task_id, exit_dist, and entry_dist or (e_a, e_b) -- each entry's distance to the
+    reference, which brackets the entry term by |e_a - e_b| .. e_a + e_b.
+
+    Example: kit theory radius pairs.csv --lam-in 0.5 --format markdown
+    """
+    from kit.certify import distance
+
+    frame = read_table(pairs, "theory_window_pairs")
+    col = {
+        c: frame[c].to_numpy(float) if c in frame else None for c in ("entry_dist", "e_a", "e_b")
+    }
+    r = distance.contextwise_radius(
+        frame["exit_dist"].to_numpy(float), col["entry_dist"], col["e_a"], col["e_b"], lam_in
+    )
+    _emit(pd.DataFrame([r.__dict__]), "theory_window_radius", out, fmt, "window radius")
+
+
+@theory.command("fgw")
+@click.argument("nodes", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("edges", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--lam", type=float, default=0.5, show_default=True, help="Structure weight.")
+@click.option("--no-anchors", is_flag=True, help="Do not anchor shared paper ids.")
+@click.option(
+    "--masses",
+    type=click.Choice(["anchored", "weights", "uniform"]),
+    default="anchored",
+    show_default=True,
+)
+@click.option("--pair", nargs=2, default=None, help="Compare only these two graphs.")
+@_out_option
+@_format_option
+def fgw_cmd(
+    nodes: Path,
+    edges: Path,
+    lam: float,
+    no_anchors: bool,
+    masses: str,
+    pair: tuple[str, str] | None,
+    out: Path | None,
+    fmt: str,
+) -> None:
+    """Fused Gromov-Wasserstein discrepancy (Definition 13, Eq. (20)) between claim graphs.
+
+    NODES: graph, node, type, text, paper_id, weight. EDGES: graph, source, target, relation.
+    Compares every pair of graphs (or --pair A B); shared paper ids are hard anchors.
+
+    Example: kit theory fgw nodes.csv edges.csv --lam 0.5 --pair review generated
+    """
+    from kit.certify import graph
+
+    nd = read_table(nodes, "theory_graph_nodes")
+    ed = read_table(edges, "theory_graph_edges")
+    for c in ("text", "paper_id"):
+        nd[c] = nd[c].fillna("").astype(str) if c in nd else ""
+    nd["weight"] = nd["weight"].fillna(1.0) if "weight" in nd else 1.0
+    names = sorted(set(nd["graph"]))
+    graphs = {}
+    for g in names:
+        sub = nd[nd["graph"] == g]
+        es = ed[ed["graph"] == g]
+        known = set(sub["node"])
+        for col in ("source", "target"):
+            bad = sorted(set(es[col]) - known)
+            if bad:
+                raise InputError(
+                    "unknown_node",
+                    f"graph {g!r}: edge {col} {bad[0]!r} is not a node of that graph",
+                    where=Location(str(edges), column=col),
+                )
+        if float(sub["weight"].sum()) <= 0:
+            raise InputError(
+                "zero_mass", f"graph {g!r}: node weights sum to 0", where=Location(str(nodes))
+            )
+        graphs[g] = graph.ClaimGraph(
+            tuple(sub["node"]), tuple(sub["type"]), tuple(sub["text"]), tuple(sub["paper_id"]),
+            sub["weight"].to_numpy(float),
+            tuple(es[["source", "target", "relation"]].itertuples(index=False, name=None)),
+        )  # fmt: skip
+    if pair:
+        missing = [g for g in pair if g not in graphs]
+        if missing:
+            raise ConfigError("unknown_graph", f"--pair names unknown graph {missing[0]!r}")
+        todo = [tuple(pair)]
+    else:
+        todo = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    if not todo:
+        raise InputError("too_few_graphs", "need at least two graphs", where=Location(str(nodes)))
+    rows = []
+    for a, b in todo:
+        r = graph.fgw_distance(graphs[a], graphs[b], lam, anchors=not no_anchors, masses=masses)
+        rows.append(
+            {"graph_a": a, "graph_b": b, "lam": lam, "value": r.value, "feature": r.feature,
+             "structure": r.structure, "n_anchors": r.n_anchors,
+             "anchor_violation": r.anchor_violation}
+        )  # fmt: skip
+    _emit(pd.DataFrame(rows), "theory_fgw", out, fmt, "graph discrepancy")
