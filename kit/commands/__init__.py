@@ -11,6 +11,7 @@ import click
 from kit.commands.board import board
 from kit.commands.certify import certify, simulate
 from kit.commands.db import db, query
+from kit.commands.grade import grade
 from kit.commands.guard import guard
 from kit.commands.registry import registry
 from kit.commands.report import report
@@ -31,5 +32,6 @@ COMMAND_GROUPS: list[click.Command] = [
     guard,
     certify,
     simulate,
+    grade,
     theory,
 ]

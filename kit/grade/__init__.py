@@ -1,0 +1,16 @@
+"""Grading agent runs (DESIGN.md section C; seed 002, OpenBioRQ).
+
+Functional core, one rule per home:
+
+* :mod:`kit.grade.runs` -- the agent-run record (schemas/json/agent_run.schema.json) and the
+  converter to the citation guard's input; :mod:`kit.grade.reader` reads files (the I/O edge).
+* :mod:`kit.grade.checklist` -- frozen checklists, scoring, solve rates, inter-judge agreement.
+* :mod:`kit.grade.judge` -- the built-in deterministic (lexical / verifier-backed) judge.
+* :mod:`kit.grade.citation_audit` -- L1 existence, L2 support, wrong-paper rates.
+* :mod:`kit.grade.corpus` -- registry corpora for L1 through the DuckDB catalog (I/O edge).
+* :mod:`kit.grade.support` -- support scorers (lexical baseline; the guard verifier plugs in).
+* :mod:`kit.grade.behaviour` -- zero-tool, non-attempt, cite rates, tool calls.
+* :mod:`kit.grade.replay` -- the tool-response replay cache.
+* :mod:`kit.grade.frozen_core` -- all-roster-fail core and churn between decodes.
+* :mod:`kit.grade.planted` -- the planted-truth audit built from PubMedQA.
+"""

@@ -1,0 +1,279 @@
+"""The two-level citation audit: L1 existence, L2 support (pure; resolvers and scorer injected).
+
+Seed 002 (OpenBioRQ), Appendix B (Definitions) and C.1:
+
+* **L1 existence.** Each cited identifier is looked up in a corpus: ``found``, ``notfound``
+  (a fabricated identifier) or ``transient`` (the lookup itself failed: timeout, service error).
+  Transient outcomes never count as fabrication; they are excluded from both numerator and
+  denominator. The kit adds ``unchecked``: the identifier's type has no registered corpus (NCT
+  ids today -- there is no trial-registry corpus in the registry yet), also never fabrication.
+  Existence rate = found / (found + notfound); fabrication rate = notfound / (found + notfound).
+* **L2 support** on found citations only: a support score s in [0, 1] from a declared
+  instrument, labelled ``yes`` (s >= yes_at), ``partial`` (partial_at <= s < yes_at) or ``no``.
+  Wrong-paper rate = no / found (the paper's conservative, no-only definition) with a Wilson
+  interval; the partial-inclusive upper bound = (no + partial) / found (C.1: "including
+  partials would raise the wrong-paper upper bound"). Reported pooled, by identifier type (PMID,
+  NCT) and by model.
+
+Wilson intervals assume independent citations; several citations of one answer are clustered,
+so with many citations per answer the intervals are optimistic (stated in every output).
+
+Instrument correction (kit addition, not in the paper): when the support instrument's error
+rates on known right / wrong pairs are measured -- sens = P(no | wrong paper), fpr = P(no | right
+paper) -- the Rogan-Gladen estimator p = (q - fpr) / (sens - fpr) corrects the observed no-rate
+q (delta-method interval including the calibration uncertainty; :func:`rogan_gladen`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from kit.errors import check_param
+from kit.grade.runs import AgentRun, Citation
+from kit.grade.support import SupportScorer
+from kit.stats.wilson import wilson_ci
+
+L1_STATUSES = ("found", "notfound", "transient", "unchecked")
+L2_LABELS = ("yes", "partial", "no")
+ID_TYPES = ("PMID", "NCT")
+CLUSTER_NOTE = "Wilson CIs treat citations as independent; citations of one answer are clustered"
+
+
+class Resolver(Protocol):
+    """Resolves bare identifiers of one type: value -> 'found' | 'notfound' | 'transient'."""
+
+    def resolve(self, values: Sequence[str]) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class SetResolver:
+    """A corpus given as a set of known identifiers (e.g. read from the DuckDB catalog)."""
+
+    known: frozenset[str]
+
+    def resolve(self, values: Sequence[str]) -> dict[str, str]:
+        return {v: ("found" if v in self.known else "notfound") for v in values}
+
+
+@dataclass(frozen=True)
+class SupportRule:
+    """L2 thresholds on the support score (declared; printed with every result)."""
+
+    yes_at: float
+    partial_at: float
+
+    def __post_init__(self) -> None:
+        ok = 0.0 <= self.partial_at <= self.yes_at <= 1.0
+        check_param("yes_at", self.yes_at, ok, ">= partial_at, both in [0, 1]", "SupportRule")
+
+    def label(self, s: float) -> str:
+        return "yes" if s >= self.yes_at else "partial" if s >= self.partial_at else "no"
+
+
+CITATION_MARKER = re.compile(r"PMID:?\s*[0-9]{1,9}|NCT[0-9]{8}")
+
+
+_PUNCT = " ;,.()[]"
+
+
+def claim_for(answer: str, citation: Citation) -> str:
+    """The claim a citation supports: the answer text after the previous citation marker (or the
+    start) up to this citation's first marker -- the span the citation closes; adjacent markers
+    (``(PMID:1; NCT01234567)``) share one span (declared rule). When the identifier is not in the
+    text, the whole answer."""
+    pos = -1
+    for key in (citation.label, citation.value):
+        pos = answer.find(key)
+        if pos >= 0:
+            break
+    if pos < 0:
+        return answer.strip()
+    # Walk back over adjacent markers ("(PMID:1; NCT...)" share one claim) to the span of text.
+    seg_end, start = pos, 0
+    for m in reversed(list(CITATION_MARKER.finditer(answer, 0, pos))):
+        if answer[m.end() : seg_end].strip(_PUNCT):
+            start = m.end()
+            break
+        seg_end = m.start()
+    span = answer[start:seg_end].strip(_PUNCT)
+    return span or answer.strip()
+
+
+def citation_rows(runs: Sequence[AgentRun]) -> pd.DataFrame:
+    """One row per (run, distinct cited identifier): run_id, model, task_id, citation, id_type,
+    value, claim. Repeated identifiers within one answer are counted once."""
+    rows = []
+    for run in sorted(runs, key=lambda r: r.run_id):
+        for c in dict.fromkeys(run.cited):
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "model": run.model,
+                    "task_id": run.task_id,
+                    "citation": c.label,
+                    "id_type": c.id_type,
+                    "value": c.value,
+                    "claim": claim_for(run.answer, c),
+                }
+            )
+    cols = ["run_id", "model", "task_id", "citation", "id_type", "value", "claim"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def classify_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[str]:
+    """L1 status per row; an id type with no resolver is 'unchecked'."""
+    out = ["unchecked"] * len(cites)
+    for id_type, resolver in resolvers.items():
+        idx = np.flatnonzero(cites["id_type"].to_numpy() == id_type)
+        if idx.size == 0:
+            continue
+        values = [str(cites["value"].iat[i]) for i in idx]
+        got = resolver.resolve(sorted(set(values)))
+        for i, v in zip(idx, values, strict=True):
+            status = got.get(v, "transient")
+            out[i] = status if status in L1_STATUSES else "transient"
+    return out
+
+
+def audit_citations(
+    cites: pd.DataFrame,
+    resolvers: Mapping[str, Resolver],
+    scorer: SupportScorer | None,
+    passage_of: Callable[[str, str], str | None] | None,
+    rule: SupportRule,
+) -> pd.DataFrame:
+    """Add l1, support_score and l2 columns. L2 is scored only for found citations (others get
+    an empty label); without a scorer every found citation's l2 is empty ('unscored')."""
+    out = cites.copy()
+    out["l1"] = classify_l1(cites, resolvers)
+    out["support_score"] = np.nan
+    out["l2"] = ""
+    found = np.flatnonzero(out["l1"].to_numpy() == "found")
+    if scorer is not None and passage_of is not None and found.size:
+        claims, passages, keep = [], [], []
+        for i in found:
+            text = passage_of(str(out["id_type"].iat[i]), str(out["value"].iat[i]))
+            if text:
+                claims.append(str(out["claim"].iat[i]))
+                passages.append(text)
+                keep.append(i)
+        if keep:
+            s = np.asarray(scorer.score(claims, passages), dtype=float)
+            col_s = out.columns.get_loc("support_score")
+            col_l = out.columns.get_loc("l2")
+            for i, v in zip(keep, s, strict=True):
+                out.iat[i, col_s] = float(v)
+                out.iat[i, col_l] = rule.label(float(v))
+    return out
+
+
+def _rate(k: int, n: int, level: float) -> tuple[float, float, float]:
+    if n == 0:
+        return (float("nan"),) * 3
+    ci = wilson_ci(k, n, level)
+    return ci.estimate, ci.lo, ci.hi
+
+
+def audit_rates(audited: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """L1 and L2 rates pooled ('all'), by id_type, by model, and by model x id_type.
+
+    Undefined rates (no found citation in a group) are empty cells, never 0.
+    """
+    groups: list[tuple[str, str, pd.DataFrame]] = [("all", "all", audited)]
+    for key in ("id_type", "model"):
+        for val, g in audited.groupby(key, sort=True):
+            groups.append((key, str(val), g))
+    for (m, t), g in audited.groupby(["model", "id_type"], sort=True):
+        groups.append(("model:id_type", f"{m}:{t}", g))
+    rows = []
+    for by, group, g in groups:
+        l1 = g["l1"].value_counts()
+        found, notfound = int(l1.get("found", 0)), int(l1.get("notfound", 0))
+        l2 = g.loc[g["l1"] == "found", "l2"].value_counts()
+        yes, partial, no = (int(l2.get(k, 0)) for k in L2_LABELS)
+        scored = yes + partial + no
+        ex, ex_lo, ex_hi = _rate(found, found + notfound, level)
+        fab, fab_lo, fab_hi = _rate(notfound, found + notfound, level)
+        wp, wp_lo, wp_hi = _rate(no, scored, level)
+        ub, ub_lo, ub_hi = _rate(no + partial, scored, level)
+        rows.append(
+            {
+                "by": by,
+                "group": group,
+                "n_cited": len(g),
+                "found": found,
+                "notfound": notfound,
+                "transient": int(l1.get("transient", 0)),
+                "unchecked": int(l1.get("unchecked", 0)),
+                "existence_rate": ex,
+                "existence_lo": ex_lo,
+                "existence_hi": ex_hi,
+                "fabrication_rate": fab,
+                "fabrication_lo": fab_lo,
+                "fabrication_hi": fab_hi,
+                "l2_scored": scored,
+                "l2_yes": yes,
+                "l2_partial": partial,
+                "l2_no": no,
+                "wrong_paper_rate": wp,
+                "wrong_paper_lo": wp_lo,
+                "wrong_paper_hi": wp_hi,
+                "wrong_paper_upper": ub,
+                "wrong_paper_upper_lo": ub_lo,
+                "wrong_paper_upper_hi": ub_hi,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Corrected:
+    estimate: float
+    lo: float
+    hi: float
+    se: float
+
+
+def rogan_gladen(
+    k: int,
+    n: int,
+    sens_k: int,
+    sens_n: int,
+    fpr_k: int,
+    fpr_n: int,
+    level: float = 0.95,
+) -> Corrected:
+    """Misclassification-corrected rate p = (q - f) / (s - f) (Rogan & Gladen 1978).
+
+    q = k / n is the observed 'no' rate; s = sens_k / sens_n = P(no | wrong paper) and
+    f = fpr_k / fpr_n = P(no | right paper) are measured on a disjoint calibration set of known
+    pairs. Interval: delta method with all three binomial variances (calibration uncertainty
+    included), Var(p) ~ [Var(q) + (1 - p)^2 Var(f) + p^2 Var(s)] / (s - f)^2, estimate +- z se,
+    clipped to [0, 1]. Requires s > f (an instrument better than chance).
+    """
+    from scipy.stats import norm
+
+    for name, kk, nn in (("k", k, n), ("sens_k", sens_k, sens_n), ("fpr_k", fpr_k, fpr_n)):
+        check_param(
+            name, kk, nn >= 1 and 0 <= kk <= nn, f"in [0, n], n >= 1 (n={nn})", "rogan_gladen"
+        )
+    q, sv, f = k / n, sens_k / sens_n, fpr_k / fpr_n
+    check_param("sens", sv, sv > f, f"> fpr ({f:.4g}): better than chance", "rogan_gladen")
+    p = (q - f) / (sv - f)
+    var = (q * (1 - q) / n + (1 - p) ** 2 * f * (1 - f) / fpr_n + p**2 * sv * (1 - sv) / sens_n) / (
+        sv - f
+    ) ** 2
+    se = math.sqrt(max(var, 0.0))
+    z = float(norm.ppf(1 - (1 - level) / 2))
+
+    def clip(x: float) -> float:
+        return float(min(1.0, max(0.0, x)))
+
+    return Corrected(clip(p), clip(p - z * se), clip(p + z * se), se)
