@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from kit import atomic
-from kit.registry.fetch import DEFAULT_DEST
+from kit.commands.options import format_option, raw_option
 from kit.registry.loaders import BOARD, published_board
 from kit.registry.sources import REPO_ROOT
 from kit.release.published_board import ROUNDING_TOLERANCE, check_board, summarise
-from kit.report.tables import FORMATS, render, to_csv
+from kit.report.tables import render, to_csv
 from kit.schema import validate_frame
 
 
@@ -22,13 +22,7 @@ def board() -> None:
 
 
 @board.command("check")
-@click.option(
-    "--raw",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_DEST,
-    show_default=True,
-    help="The fetched registry folder.",
-)
+@raw_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -43,7 +37,7 @@ def board() -> None:
     show_default=True,
     help="Allowed |composite - mean(axes)|; the default is what 3-decimal rounding allows.",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 def check_cmd(raw: Path, out: Path, tolerance: float, fmt: str) -> None:
     """Check every board row: composite vs the mean of its printed axes, the rank interval,
     and which axes are present for its entry condition.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from kit.commands.options import format_option, raw_option
 from kit.registry.catalog import DEFAULT_DB, build_catalog, list_tables, run_query
-from kit.registry.fetch import DEFAULT_DEST
-from kit.report.tables import FORMATS, render
+from kit.report.tables import render
 
 _db_option = click.option(
     "--db",
@@ -26,13 +26,7 @@ def db() -> None:
 
 
 @db.command("build")
-@click.option(
-    "--raw",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_DEST,
-    show_default=True,
-    help="The fetched registry folder.",
-)
+@raw_option
 @_db_option
 def build_cmd(raw: Path, db_path: Path) -> None:
     """Build the catalog from data/raw (every file's sha256 is checked first).
@@ -49,7 +43,7 @@ def build_cmd(raw: Path, db_path: Path) -> None:
 
 @db.command("tables")
 @_db_option
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 def tables_cmd(db_path: Path, fmt: str) -> None:
     """List the catalog's tables with row and column counts.
 
@@ -61,7 +55,7 @@ def tables_cmd(db_path: Path, fmt: str) -> None:
 @click.command()
 @click.argument("sql")
 @_db_option
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 def query(sql: str, db_path: Path, fmt: str) -> None:
     """Run read-only SQL against the catalog and print the result.
 

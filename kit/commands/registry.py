@@ -8,10 +8,11 @@ import click
 import pandas as pd
 
 from kit import atomic
+from kit.commands.options import format_option
 from kit.registry import fetch as fetch_mod
 from kit.registry.licences import render_licences
 from kit.registry.sources import REPO_ROOT, load_sources
-from kit.report.tables import FORMATS, render
+from kit.report.tables import render
 
 
 @click.group()
@@ -20,7 +21,7 @@ def registry() -> None:
 
 
 @registry.command("list")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 def list_cmd(fmt: str) -> None:
     """Print every registered file: source, path, bytes, licence, redistributable, sha256.
 

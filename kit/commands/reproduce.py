@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from kit.registry.fetch import DEFAULT_DEST
+from kit.commands.options import format_option, raw_option
 from kit.registry.sources import REPO_ROOT
 from kit.release import receipts
 from kit.release import reproduce as rep
-from kit.report.tables import FORMATS, render
+from kit.report.tables import render
 
 DEFAULT_VERIFIER = REPO_ROOT / "data" / "verifier"
 
@@ -23,7 +23,7 @@ def reproduce() -> None:
 
 
 @reproduce.command("list")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 def list_cmd(fmt: str) -> None:
     """List every declared reproduction, its paper section and its tables.
 
@@ -45,12 +45,7 @@ def list_cmd(fmt: str) -> None:
 
 @reproduce.command("run")
 @click.argument("names", nargs=-1)
-@click.option(
-    "--raw",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_DEST,
-    show_default=True,
-)
+@raw_option
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from kit.report.tables import FORMATS, render
+from kit.commands.options import format_option
+from kit.report.tables import render
 from kit.schema import load_schema, read_table, schema_names, schema_path
 
 
@@ -17,7 +18,7 @@ def schema() -> None:
 
 
 @schema.command("list")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option
 def list_cmd(fmt: str) -> None:
     """List every table schema with its columns.
 

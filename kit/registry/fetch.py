@@ -7,7 +7,6 @@ resolved and matched are they moved into place, so a failure leaves ``data/raw/`
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.errors import InputError, IntegrityError, Location
+from kit.hashing import file_sha256
 from kit.registry.sources import REPO_ROOT, SourceFile, all_files
 
 DEFAULT_DEST = REPO_ROOT / "data" / "raw"
@@ -33,12 +33,7 @@ class FetchRecord:
     bytes: int
 
 
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+sha256_of = file_sha256
 
 
 def default_mirror() -> Path | None:

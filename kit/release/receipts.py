@@ -14,7 +14,10 @@ from typing import Any
 
 from kit import atomic
 from kit.errors import IntegrityError, Location
+from kit.hashing import file_sha256
 from kit.schema import validate_json
+
+__all__ = ["canonical_json", "content_hash", "file_sha256", "seal", "verify_chain", "write_receipt"]
 
 
 def canonical_json(obj: Any) -> bytes:
@@ -80,11 +83,3 @@ def verify_chain(folder: Path) -> list[dict[str, Any]]:
     for h in sorted(arts):
         visit(h)
     return ordered
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
