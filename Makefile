@@ -9,7 +9,7 @@ KIT := $(BIN)/kit
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: help setup fetch reproduce test test-slow test-all verify bench lint format clean
+.PHONY: help setup fetch reproduce test test-slow test-all verify bench lint format clean container-check release
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/' | column -t -s ':'
@@ -54,10 +54,18 @@ bench: setup  ## benchmarks: timings and ratios against baselines measured in th
 lint: $(BIN)/.installed  ## ruff lint + format check
 	$(BIN)/ruff check kit tests $(wildcard bench)
 	$(BIN)/ruff format --check kit tests $(wildcard bench)
+	$(BIN)/hadolint containers/Dockerfile.cpu containers/Dockerfile.gpu
 
 format: $(BIN)/.installed
 	$(BIN)/ruff format kit tests $(wildcard bench)
 	$(BIN)/ruff check --fix kit tests $(wildcard bench)
+
+release: $(BIN)/.installed  ## write and verify the release manifest (sha256 of every released file)
+	$(KIT) release build --out release/manifest.json
+	$(KIT) release verify --manifest release/manifest.json
+
+container-check: $(BIN)/.installed  ## build the CPU image (podman) and run make reproduce inside it; SKIP without podman
+	containers/check.sh full
 
 clean:  ## remove derived data (keeps data/raw and the venv)
 	rm -rf data/prepared data/tables data/metrics data/verifier

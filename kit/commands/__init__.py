@@ -14,6 +14,7 @@ from kit.commands.db import db, query
 from kit.commands.grade import grade
 from kit.commands.guard import guard
 from kit.commands.registry import registry
+from kit.commands.release import release
 from kit.commands.report import report
 from kit.commands.reproduce import reproduce
 from kit.commands.schema import schema
@@ -32,6 +33,7 @@ COMMAND_GROUPS: list[click.Command] = [
     guard,
     certify,
     simulate,
+    release,
     grade,
     theory,
 ]

