@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from kit.commands.audit import audit
 from kit.commands.board import board
 from kit.commands.certify import certify, simulate
 from kit.commands.db import db, query
@@ -36,4 +37,5 @@ COMMAND_GROUPS: list[click.Command] = [
     release,
     grade,
     theory,
+    audit,
 ]

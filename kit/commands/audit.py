@@ -1,0 +1,151 @@
+"""`kit audit`: audit an agent's runs end to end into one report (issue 8; kit.audit)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kit.audit.runner import DEFAULT_CALIBRATION, AuditOptions
+from kit.audit.runner import audit as run_and_write
+from kit.registry.fetch import DEFAULT_DEST
+
+_file = click.Path(dir_okay=False, path_type=Path)
+_dir = click.Path(file_okay=False, path_type=Path)
+
+
+@click.command("audit")
+@click.argument("runs", type=_file)
+@click.option("--out", type=_dir, required=True, help="Report folder (replaced atomically).")
+@click.option("--checklists", type=_file, default=None, help="Frozen checklists JSONL.")
+@click.option(
+    "--judge-verdicts",
+    type=_file,
+    default=None,
+    help="Imported judge verdicts (schemas/grade_verdicts.yaml); default: the built-in judge.",
+)
+@click.option("--corpus", default="pubmedqa", show_default=True, help="Registry corpus for L1/L2.")
+@click.option("--raw", type=_dir, default=DEFAULT_DEST, show_default=True, help="Fetched registry.")
+@click.option(
+    "--calibration",
+    default=DEFAULT_CALIBRATION,
+    show_default=True,
+    help="Unsupported-class calibration scores: a file, 'qasa', or the default held-out "
+    "PubMedQA wrong-paper pairs scored by THIS verifier.",
+)
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.1)
+@click.option("--verifier-dir", type=_dir, default=Path("data/verifier"), show_default=True)
+@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option("--yes-at", type=click.FloatRange(0, 1), default=0.84, show_default=True)
+@click.option("--partial-at", type=click.FloatRange(0, 1), default=0.80, show_default=True)
+@click.option(
+    "--n-cal",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Held-out construction-labelled items for the instrument and default calibration.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--board", type=_file, default=None, help="Board score table (schemas/scores.yaml).")
+@click.option("--design", type=_file, default=None, help="Certification design YAML.")
+@click.option("--agent-scores", type=_file, default=None, help="The agent's rows for the board.")
+@click.option("--agent-system", default=None, help="The agent's system name on the board.")
+@click.option("--truth", type=_file, default=None, help="Planted truth (default: beside RUNS).")
+@click.option(
+    "--failed-lookups", type=_file, default=None, help="Simulated outages (default: beside RUNS)."
+)
+@click.option("--cache-dir", type=_dir, default=None, help="Score cache folder [OUT/cache].")
+@click.option("--max-answer-chars", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--skip-bad", is_flag=True, help="Skip malformed run lines (counted) instead.")
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+def audit(
+    runs: Path,
+    out: Path,
+    checklists: Path | None,
+    judge_verdicts: Path | None,
+    corpus: str,
+    raw: Path,
+    calibration: str,
+    alpha: float,
+    verifier_dir: Path,
+    variant: str,
+    device: str,
+    batch_size: int,
+    yes_at: float,
+    partial_at: float,
+    n_cal: int,
+    seed: int,
+    board: Path | None,
+    design: Path | None,
+    agent_scores: Path | None,
+    agent_system: str | None,
+    truth: Path | None,
+    failed_lookups: Path | None,
+    cache_dir: Path | None,
+    max_answer_chars: int,
+    skip_bad: bool,
+    quiet: bool,
+) -> None:
+    """Audit an agent's runs end to end: one report.
+
+    \b
+    Stages: validate every run (nothing is scored until all parse); L1 existence against the
+    corpus; L2 support with the verifier and the split-conformal flag rule (flag iff s <= tau),
+    with BM25 re-attribution suggestions; checklist grading (--checklists); behaviour from the
+    traces; with --board/--design, the agent's place on the board (certify engine).
+    Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/, cache/.
+    A rerun reuses cached scores (sha256 of verifier, claim, passage).
+
+    \b
+    Example:
+      kit grade planted --out /tmp/planted --seed 0
+      kit audit /tmp/planted/runs.jsonl --checklists /tmp/planted/checklists.jsonl --out /tmp/audit
+    """
+    opts = AuditOptions(
+        runs=runs,
+        out=out,
+        checklists=checklists,
+        judge_verdicts=judge_verdicts,
+        corpus=corpus,
+        raw=raw,
+        calibration=calibration,
+        alpha=alpha,
+        verifier_dir=verifier_dir,
+        variant=variant,
+        device=device,
+        batch_size=batch_size,
+        yes_at=yes_at,
+        partial_at=partial_at,
+        n_cal=n_cal,
+        seed=seed,
+        board=board,
+        design=design,
+        agent_scores=agent_scores,
+        agent_system=agent_system,
+        truth=truth,
+        failed_lookups=failed_lookups,
+        cache_dir=cache_dir,
+        max_answer_chars=max_answer_chars,
+        skip_bad=skip_bad,
+        progress=not quiet,
+    )
+    result = run_and_write(opts)
+    s = result.summary
+    c = s["counts"]
+    click.echo(
+        f"audited {c['runs']} runs, {c['citations']} citations (tau={s['conformal']['tau']:.4g} "
+        f"at alpha={s['conformal']['alpha']:g}); flagged: "
+        + ", ".join(f"{k} {v}" for k, v in c["flagged"].items())
+        + f"; cache {result.cache_hits} hit(s), {result.cache_misses} scored -> {out}"
+    )
+    for m in s["headline"]:
+        if m["estimate"] is not None:
+            click.echo(f"  {m['metric']}: {m['estimate']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]")
+    if s["planted"]:
+        for r in s["planted"]["rows"]:
+            click.echo(
+                f"  planted {r['metric']}: planted {r['planted']} recovered {r['estimate']} "
+                f"covered {r['covered']}"
+            )

@@ -1,0 +1,232 @@
+"""The `kit audit` report as one self-contained HTML page (no external resource of any kind).
+
+Pure rendering: the audit summary, the citation table and the passages in, an HTML string out.
+Sections: headline numbers with their intervals and what they depend on (verifier, variant,
+alpha, tau, calibration set); recovered vs planted (when the runs are a planted set); the
+flagged citations with claim and cited passage side by side and the re-attribution suggestion;
+the board placement with the inline-SVG rank-interval chart of :mod:`kit.report.board_page`;
+input hashes and kit version in the footer. Text that quotes a URL is written with its ``//``
+as HTML entities so the page source names no external address (it renders unchanged).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from kit.report.board_page import CSS as BOARD_CSS
+from kit.report.board_page import VERDICT_STYLE, rank_chart_svg
+
+MAX_FLAGGED_ROWS = 200
+CSS = (
+    BOARD_CSS
+    + """
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}
+.passage{max-height:9rem;overflow:auto;background:#fafafa;border:1px solid #eee;padding:.3rem;font-size:.8rem}
+.claim{font-size:.85rem} .ok{color:#1b7837} .bad{color:#b2182b}
+.flagrow{border-bottom:1px solid #ddd;padding:.5rem 0}
+"""
+)
+
+
+def _e(value: object) -> str:
+    text = html.escape("" if value is None else str(value))
+    return text.replace("://", ":&#47;&#47;")
+
+
+def _num(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    try:
+        f = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return _e(value)
+    if f != f:
+        return "—"
+    return f"{f:.{digits}f}"
+
+
+def _ci(row: Mapping[str, Any]) -> str:
+    if row.get("estimate") is None:
+        return "undefined (n = 0)"
+    return f"{_num(row['estimate'])} [{_num(row['lo'])}, {_num(row['hi'])}]"
+
+
+def _headline(summary: Mapping[str, Any]) -> str:
+    rows = []
+    for m in summary["headline"]:
+        extra = ""
+        if m.get("cluster_bootstrap"):
+            lo, hi = m["cluster_bootstrap"]
+            extra = f"; cluster bootstrap [{_num(lo)}, {_num(hi)}]"
+        if m.get("mean_score") is not None:
+            extra += f"; mean score {_num(m['mean_score'])}"
+        rows.append(
+            f"<tr><td>{_e(m['metric'])}</td><td class=num>{_ci(m)}</td>"
+            f"<td class=num>{m['k']} / {m['n']}</td><td>{_e(m['ci'])}{_e(extra)}</td>"
+            f"<td>{_e(m['note'])}</td></tr>"
+        )
+    return (
+        "<table><tr><th>metric</th><th>estimate [95% CI]</th><th>k / n</th><th>interval</th>"
+        "<th>definition</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _depends(summary: Mapping[str, Any]) -> str:
+    v, c = summary["verifier"], summary["conformal"]
+    cal = c["calibration"]
+    warn = (
+        ""
+        if cal.get("same_verifier")
+        else " <b class=bad>(external calibration: tau is meaningful only if these scores come "
+        "from this verifier)</b>"
+    )
+    rule = summary["l2_rule"]
+    return (
+        "<p class=meta>These numbers depend on: verifier <b>"
+        f"{_e(v['name'])}</b> ({_e(v['variant'])}, onnx sha256 {_e(v['onnx_sha256'][:16])}…, "
+        f"device {_e(v['device'])}); conformal rule flag iff s &le; tau with alpha = "
+        f"{_num(c['alpha'], 3)}, tau = {_num(c['tau'], 4)} (k = {c['k']} of n_cal = "
+        f"{c['n_cal']}); calibration <b>{_e(cal['source'])}</b> (sha256 "
+        f"{_e(cal['sha256'][:16])}…) — {_e(cal['construction'])}{warn}; L2 labels yes &ge; "
+        f"{_num(rule['yes_at'], 2)}, partial &ge; {_num(rule['partial_at'], 2)}; corpus "
+        f"{_e(summary['corpus']['name'])} ({summary['corpus']['n_papers']} papers).</p>"
+    )
+
+
+def _planted(summary: Mapping[str, Any]) -> str:
+    p = summary.get("planted")
+    if not p:
+        return ""
+    rows = []
+    for r in p["rows"]:
+        cov = r.get("covered")
+        mark = (
+            "" if cov is None else ("<span class=ok>yes</span>" if cov else "<b class=bad>NO</b>")
+        )
+        ci = "" if r.get("lo") is None else f"[{_num(r['lo'])}, {_num(r['hi'])}]"
+        rows.append(
+            f"<tr><td>{_e(r['metric'])}</td><td class=num>{_num(r['planted'])}</td>"
+            f"<td class=num>{_num(r.get('realised'))}</td>"
+            f"<td class=num>{_num(r['estimate'])}</td><td class=num>{ci}</td>"
+            f"<td>{mark}</td><td>{_e(r['rule'])}</td></tr>"
+        )
+    d = p["design"]
+    design = ", ".join(f"{_e(k)} = {_e(d[k])}" for k in sorted(d))
+    return (
+        "<h2>Recovered vs planted</h2>"
+        f"<p class=meta>Planted-truth set (kit grade planted): {design}.</p>"
+        "<table><tr><th>metric</th><th>planted (design)</th><th>realised (this draw)</th>"
+        "<th>recovered</th><th>95% CI</th>"
+        "<th>covered</th><th>check</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _flagged(cites: pd.DataFrame, passages: Mapping[str, str]) -> str:
+    f = cites[cites["flagged"]]
+    if f.empty:
+        return "<h2>Flagged citations</h2><p>None.</p>"
+    parts = [
+        f"<h2>Flagged citations ({len(f)})</h2>",
+        "<p class=meta>Claim and cited passage side by side. notfound = the identifier does not "
+        "exist in the corpus; score_at_or_below_tau = the conformal flag. A suggestion is BM25's "
+        "best other paper, shown only when the verifier scores it above tau; nothing is deleted."
+        "</p>",
+    ]
+    for r in f.head(MAX_FLAGGED_ROWS).to_dict("records"):
+        sugg = (
+            f"suggest <b class=ok>{_e(r['suggested'])}</b> (s = {_num(r['candidate_score'])})"
+            if r["suggested"]
+            else (
+                f"[{_e(r['citation'])} UNVERIFIED]"
+                + (
+                    f"; best candidate {_e(r['candidate'])} s = {_num(r['candidate_score'])}"
+                    if r["candidate"]
+                    else ""
+                )
+            )
+        )
+        text = passages.get(str(r["value"]), "")
+        parts.append(
+            "<div class=flagrow>"
+            f"<div class=meta>run {_e(r['run_id'])} · {_e(r['citation'])} · L1 {_e(r['l1'])} · "
+            f"L2 {_e(r['l2'] or '—')} · s = {_num(r['support_score'])} · "
+            f"<b class=bad>{_e(r['flag_reason'])}</b> · {sugg}</div>"
+            f"<div class=pair><div class=claim>{_e(r['claim'])}</div>"
+            f"<div class=passage>{_e(text) if text else '<i>no passage in the corpus</i>'}</div>"
+            "</div></div>"
+        )
+    if len(f) > MAX_FLAGGED_ROWS:
+        parts.append(f"<p class=meta>{len(f) - MAX_FLAGGED_ROWS} more in citations.csv.</p>")
+    return "".join(parts)
+
+
+def _board(summary: Mapping[str, Any], ranks: pd.DataFrame | None) -> str:
+    b = summary.get("board")
+    if not b or ranks is None:
+        return ""
+    rows = []
+    for p in b["pairs"]:
+        colour, label = VERDICT_STYLE.get(p["verdict"], ("#666", p["verdict"]))
+        rows.append(
+            f"<tr><td>{_e(p['other'])}</td><td>{_e(p['readout'])}</td>"
+            f"<td>{'admissible' if p['admissible'] else '<b class=bad>refused</b>'}</td>"
+            f"<td><span class=badge style='background:{colour}'>{_e(label)}</span></td>"
+            f"<td>{_e(p['agent_better'])}</td><td class=num>{_num(p['agent_gap'])}</td>"
+            f"<td class=num>{_num(p['q'])}</td><td>{_e(p['reason'])}</td></tr>"
+        )
+    return (
+        "<h2>Board placement</h2>"
+        f"<p>Agent <b>{_e(b['agent'])}</b>: certified rank interval "
+        f"<b>[{b['rank_lo']}, {b['rank_hi']}]</b> of {b['n_systems']} systems (composite "
+        f"{_num(b['composite'])}; Bonferroni m = {b['m']}).</p>"
+        + rank_chart_svg(ranks)
+        + "<table><tr><th>vs</th><th>readout</th><th>admissibility</th><th>verdict</th>"
+        "<th>agent better</th><th>agent gap</th><th>radius q</th><th>reason</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def render_audit_page(
+    summary: Mapping[str, Any],
+    cites: pd.DataFrame,
+    ranks: pd.DataFrame | None,
+    passages: Mapping[str, str] | None = None,
+    title: str = "Agent audit",
+) -> str:
+    """The whole page as a string (deterministic for the same inputs)."""
+    c = summary["counts"]
+    models = sorted(set(cites["model"])) if len(cites) else []
+    inputs: Sequence[str] = [
+        f"{_e(k)}: {_e(v['path'])} sha256 {_e(v['sha256'])}"
+        for k, v in sorted(summary["inputs"].items())
+    ]
+    body = [
+        f"<h1>{_e(title)}</h1>",
+        f"<p class=meta>{c['runs']} runs ({c['skipped_lines']} line(s) skipped), "
+        f"{c['citations']} citations; models: {_e(', '.join(models) or '—')}. L1: "
+        + ", ".join(f"{_e(k)} {v}" for k, v in c["l1"].items())
+        + "; L2: "
+        + ", ".join(f"{_e(k)} {v}" for k, v in c["l2"].items())
+        + f"; re-attribution suggestions: {c['suggested']}.</p>",
+        "<h2>Headline numbers</h2>",
+        _depends(summary),
+        _headline(summary),
+        _planted(summary),
+        _board(summary, ranks),
+        _flagged(cites, passages or {}),
+        "<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in summary["notes"]) + "</ul>",
+        f"<footer>kit {_e(summary['kit_version'])} · seed {summary['seed']} · inputs: "
+        + "<br>".join(inputs)
+        + "</footer>",
+    ]
+    return (
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        + "".join(body)
+        + "</body></html>\n"
+    )

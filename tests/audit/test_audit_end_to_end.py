@@ -1,0 +1,149 @@
+"""End to end: `kit audit` on a small PubMedQA planted set, checked against the planted truth."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from audit_helpers import AGENT, AuditRun, invoke
+
+from kit.release.receipts import verify_chain
+from kit.schema import read_table, validate_json
+
+
+def _summary(run: AuditRun) -> dict:
+    return json.loads((run.out / "summary.json").read_text())
+
+
+def test_outputs_exist_and_validate(audited: AuditRun) -> None:
+    for name in ("report.html", "summary.json", "citations.csv", "runs.csv"):
+        assert (audited.out / name).is_file(), name
+    s = _summary(audited)
+    validate_json(s, "audit_summary", "summary.json")
+    cites = read_table(audited.out / "citations.csv", "audit_citations")
+    runs = read_table(audited.out / "runs.csv", "audit_runs")
+    assert len(runs) == s["counts"]["runs"] == 40
+    assert len(cites) == s["counts"]["citations"] == 40
+    assert list(cites["run_id"]) == sorted(cites["run_id"])
+    assert s["kit_version"]
+    assert len(s["inputs"]["runs"]["sha256"]) == 64
+    assert {"checklists", "board", "design", "agent_scores", "planted_truth"} <= set(s["inputs"])
+    # the page names what the numbers depend on
+    page = (audited.out / "report.html").read_text()
+    assert s["verifier"]["name"].split(" ")[0] in page
+    assert "alpha = 0.100" in page and "tau = " in page
+    assert s["conformal"]["calibration"]["source"] in page
+
+
+def test_every_headline_number_recovers_the_planted_truth(
+    audited: AuditRun, planted_dir: Path
+) -> None:
+    s = _summary(audited)
+    rows = {r["metric"]: r for r in s["planted"]["rows"]}
+    for metric in (
+        "fabrication_rate",
+        "wrong_paper_corrected",
+        "wrong_paper_upper",
+        "transient_lookups",
+        "catch_rate_wrong_paper",
+    ):
+        assert metric in rows, metric
+        assert rows[metric]["covered"] is True, rows[metric]
+    # Independent count from the truth file: every planted fabrication that was not an outage
+    # is L1 notfound, every outage is transient (never fabrication).
+    truth = pd.read_csv(planted_dir / "truth.csv")
+    cites = read_table(audited.out / "citations.csv", "audit_citations")
+    m = cites.merge(truth, on=["run_id", "citation"])
+    assert (m.loc[m["transient"], "l1"] == "transient").all()
+    fab = m[(m["planted"] == "fabricated") & ~m["transient"]]
+    assert (fab["l1"] == "notfound").all()
+    assert (m.loc[(m["planted"] != "fabricated") & ~m["transient"], "l1"] == "found").all()
+    head = {h["metric"]: h for h in s["headline"]}
+    assert head["fabrication_rate"]["k"] == len(fab)
+    assert head["transient_lookups"]["k"] == int(truth["transient"].sum())
+    # the conformal rule: flagged iff score <= tau
+    tau = s["conformal"]["tau"]
+    sc = cites[cites["support_score"].notna()]
+    assert ((sc["support_score"] <= tau) == (sc["flag_reason"] == "score_at_or_below_tau")).all()
+    # behaviour and checklist numbers are present with intervals
+    for metric in ("solve_rate", "zero_tool_rate", "cite_rate", "flag_rate"):
+        assert head[metric]["lo"] <= head[metric]["estimate"] <= head[metric]["hi"]
+    assert head["cite_rate"]["estimate"] == 1.0  # every planted answer cites
+
+
+def test_board_placement(audited: AuditRun) -> None:
+    b = _summary(audited)["board"]
+    assert b["agent"] == AGENT
+    assert b["n_systems"] == 4
+    assert 1 <= b["rank_lo"] <= b["rank_hi"] <= 4
+    others = {p["other"] for p in b["pairs"]}
+    assert others == {"A", "B", "C"}
+    comp = [p for p in b["pairs"] if p["readout"] == "composite"]
+    assert len(comp) == 3
+    # true effect +0.3 against -0.1: certified better than C
+    c = next(p for p in comp if p["other"] == "C")
+    assert c["verdict"] == "certified" and c["agent_better"] == "yes"
+    page = (audited.out / "report.html").read_text()
+    assert "<svg" in page and "certified rank interval" in page
+
+
+def test_receipt_chain(audited: AuditRun) -> None:
+    chain = verify_chain(audited.out)
+    names = {a["name"] for a in chain}
+    assert {"inputs", "report.html", "summary.json", "citations.csv", "runs.csv"} <= names
+    root = next(a for a in chain if a["name"] == "inputs")
+    assert all(a["parent"] == root["content_hash"] for a in chain if a["name"] != "inputs")
+    r = invoke("verify", "receipts", str(audited.out))
+    assert r.exit_code == 0, r.output
+    assert "table files match" in r.output
+
+
+def test_page_is_self_contained(audited: AuditRun) -> None:
+    page = (audited.out / "report.html").read_text()
+    assert not re.search(r"https?://", page, re.IGNORECASE)
+    for bad in ("<link", "<script src", "@import", "url(", "<img src", "<iframe"):
+        assert bad not in page.lower(), bad
+    assert "Recovered vs planted" in page and "Flagged citations" in page
+
+
+def test_page_renders_in_headless_chromium(audited: AuditRun, tmp_path: Path) -> None:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is required in CI")
+        pytest.skip("chromium not installed")
+    png = tmp_path / "page.png"
+    cmd = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={png}",
+        "--window-size=1200,1600",
+        (audited.out / "report.html").resolve().as_uri(),
+    ]
+    subprocess.run(cmd, capture_output=True, timeout=60, check=False)
+    assert png.is_file()
+    assert png.stat().st_size > 10_000  # a blank page is a few kB
+
+
+def test_rerun_reuses_cache_and_is_identical(audited: AuditRun, tmp_path: Path) -> None:
+    before = {n: (audited.out / n).read_bytes() for n in ("summary.json", "citations.csv")}
+    r = invoke(*audited.args)
+    assert r.exit_code == 0, r.output
+    assert ", 0 scored" in r.output  # every score came from the cache
+    for n, data in before.items():
+        assert (audited.out / n).read_bytes() == data, n
+    assert "audit: 40/40 runs" in r.stderr  # progress over runs on stderr
