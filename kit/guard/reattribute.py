@@ -67,10 +67,10 @@ def bm25_rank(
     return sorted(((pid, scores[pid]) for pid in ids), key=lambda t: (-t[1], t[0]))
 
 
-def recall_at_1(queries: list[str], gold: list[str], pools: list[dict[str, str]]) -> np.ndarray:
-    """Per query, 1 when BM25's top passage of its pool is the gold passage (else 0)."""
+def recall_at_1(queries: list[str], targets: list[str], pools: list[dict[str, str]]) -> np.ndarray:
+    """Per query, 1 when BM25's top passage of its pool is the target passage (else 0)."""
     hits = []
-    for q, g, pool in zip(queries, gold, pools, strict=True):
+    for q, g, pool in zip(queries, targets, pools, strict=True):
         ranked = bm25_rank(q, pool)
         hits.append(1 if ranked and ranked[0][0] == g else 0)
     return np.asarray(hits, dtype=int)

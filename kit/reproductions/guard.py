@@ -297,11 +297,11 @@ def _reattribution_table(pairs: pd.DataFrame, items: list[Any]) -> pd.DataFrame:
     from kit.stats.wilson import wilson_ci
 
     by_item = {it.pmid: it for it in items}
-    queries, gold, pools_small = [], [], []
+    queries, targets, pools_small = [], [], []
     for pmid, grp in pairs.groupby("item_pmid", sort=True):
         pool = {r.passage_pmid: r.passage for r in grp.itertuples() if r.pair_type != "negated"}
         queries.append(by_item[pmid].conclusion)
-        gold.append(pmid)
+        targets.append(pmid)
         pools_small.append(pool)
     everything = {it.pmid: it.abstract for it in items}
     rows = []
@@ -309,7 +309,7 @@ def _reattribution_table(pairs: pd.DataFrame, items: list[Any]) -> pd.DataFrame:
         ("own + random + mesh + bm25 abstracts", pools_small),
         (f"all {len(items)} PQA-L abstracts", [everything] * len(queries)),
     ):
-        hits = recall_at_1(queries, gold, pools)
+        hits = recall_at_1(queries, targets, pools)
         w = wilson_ci(int(hits.sum()), hits.size)
         rows.append(
             {
@@ -321,7 +321,7 @@ def _reattribution_table(pairs: pd.DataFrame, items: list[Any]) -> pd.DataFrame:
                 "hi": w.hi,
                 "random_baseline": float(np.mean([1 / len(p) for p in pools])),
                 "paper_value": PAPER_BM25_RECALL1,
-                "note": f"{LABEL_NOTE}; query = conclusion, gold = own abstract; paper value is "
+                "note": f"{LABEL_NOTE}; query = conclusion, target = its own abstract (construction label); paper value is "
                 "QASA (different data): direction only",
             }
         )
