@@ -36,7 +36,7 @@ import pandas as pd
 from kit.errors import ConfigError, check_param
 from kit.grade.citation_audit import SupportRule
 from kit.grade.support import SupportScorer
-from kit.guard.reattribute import _LuceneIdfBM25, tokenize
+from kit.guard.reattribute import build_bm25, tokenize
 from kit.stats.wilson import wilson_ci
 
 CITATION_COLUMNS = [
@@ -158,7 +158,7 @@ class CorpusIndex:
     def build(cls, texts: Mapping[str, str]) -> CorpusIndex:
         ids = tuple(sorted(k for k, v in texts.items() if tokenize(v)))
         check_param("texts", len(ids), len(ids) >= 1, "at least one non-empty text", "CorpusIndex")
-        return cls(ids, _LuceneIdfBM25.build([tokenize(texts[i]) for i in ids]))
+        return cls(ids, build_bm25([tokenize(texts[i]) for i in ids]))
 
     def best_other(self, query: str, exclude: str) -> str | None:
         """The top-ranked paper other than ``exclude`` (ties -> smallest id), or None."""

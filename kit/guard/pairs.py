@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from kit.errors import InputError, Location
-from kit.guard.reattribute import _LuceneIdfBM25, tokenize
+from kit.guard.reattribute import build_bm25, tokenize
 from kit.guard.windows import split_sentences
 
 NEG_TYPES = ("random", "mesh", "bm25", "negated")
@@ -103,7 +103,7 @@ def negate(text: str) -> str:
 def bm25_neighbours(items: list[PubItem], queries: list[int]) -> dict[int, int]:
     """For each query item index, the index of the other item whose abstract ranks first by BM25
     (Lucene idf; ties by PMID order) with the conclusion as query."""
-    bm = _LuceneIdfBM25.build([tokenize(it.abstract) for it in items])
+    bm = build_bm25([tokenize(it.abstract) for it in items])
     out = {}
     for qi in queries:
         scores = np.asarray(bm.get_scores(tokenize(items[qi].conclusion)), dtype=float)  # type: ignore[attr-defined]

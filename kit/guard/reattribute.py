@@ -27,22 +27,20 @@ _STOP = frozenset(
 )
 
 
-class _LuceneIdfBM25:
-    """Factory for a BM25Okapi whose idf is Lucene's non-negative form (see module doc)."""
+def build_bm25(corpus: list[list[str]]) -> object:
+    """A rank-bm25 ``BM25Okapi`` over tokenised ``corpus`` with Lucene's non-negative idf
+    (see module doc): idf(w) = log(1 + (N - df + 0.5) / (df + 0.5))."""
+    import math
 
-    @staticmethod
-    def build(corpus: list[list[str]]) -> object:
-        import math
+    from rank_bm25 import BM25Okapi
 
-        from rank_bm25 import BM25Okapi
+    class _BM25(BM25Okapi):
+        def _calc_idf(self, nd: dict[str, int]) -> None:
+            for word, freq in nd.items():
+                self.idf[word] = math.log(1.0 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+            self.average_idf = sum(self.idf.values()) / max(1, len(self.idf))
 
-        class _BM25(BM25Okapi):
-            def _calc_idf(self, nd: dict[str, int]) -> None:
-                for word, freq in nd.items():
-                    self.idf[word] = math.log(1.0 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-                self.average_idf = sum(self.idf.values()) / max(1, len(self.idf))
-
-        return _BM25(corpus)
+    return _BM25(corpus)
 
 
 def tokenize(text: str) -> list[str]:
@@ -61,7 +59,7 @@ def bm25_rank(
     q = tokenize(query)
     if not q:
         return [(pid, 0.0) for pid in ids]
-    bm = _LuceneIdfBM25.build([tokenize(passages[pid]) for pid in every])
+    bm = build_bm25([tokenize(passages[pid]) for pid in every])
     all_scores = np.asarray(bm.get_scores(q), dtype=float)  # type: ignore[attr-defined]
     scores = {pid: float(all_scores[i]) for i, pid in enumerate(every)}
     return sorted(((pid, scores[pid]) for pid in ids), key=lambda t: (-t[1], t[0]))
