@@ -49,6 +49,9 @@ test-all: setup
 	$(BIN)/pytest -m "slow or not slow"
 
 bench: setup  ## benchmarks: timings and ratios against baselines measured in the same run
+	@# the torch baseline of bench_guard: the CPU build lies on local disk (the bench extra)
+	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q "torch==2.13.0" \
+	  || echo "torch unavailable: bench_guard runs without its torch baseline"
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: $(BIN)/.installed  ## ruff lint + format check
