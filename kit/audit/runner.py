@@ -27,6 +27,7 @@ import pandas as pd
 from kit import __version__, atomic
 from kit.audit import core
 from kit.errors import ConfigError, InputError, Location
+from kit.grade.reader import read_checklists
 from kit.hashing import file_sha256
 
 CACHE_NAME = "support_scores.jsonl"
@@ -113,23 +114,6 @@ def _say(opts: AuditOptions, text: str) -> None:
 # ----------------------------------------------------------------------------- inputs
 
 
-def _read_checklists(path: Path) -> dict[str, Any]:
-    from kit.grade.checklist import checklist_from_dict
-    from kit.grade.reader import read_jsonl_objects
-
-    out: dict[str, Any] = {}
-    for line, obj in read_jsonl_objects(path):
-        cl = checklist_from_dict(obj, str(path), line)
-        if cl.task_id in out:
-            raise InputError(
-                "duplicate_task",
-                f"a second checklist for task {cl.task_id!r}",
-                where=Location(str(path), line, "task_id"),
-            )
-        out[cl.task_id] = cl
-    return out
-
-
 def _read_lines(path: Path) -> frozenset[str]:
     if not path.is_file():
         raise InputError("missing_file", "file not found", where=Location(str(path)))
@@ -205,7 +189,7 @@ def read_inputs(opts: AuditOptions) -> Inputs:
     if opts.judge_verdicts is not None and opts.checklists is None:
         raise ConfigError("bad_parameter", "--judge-verdicts needs --checklists")
     if opts.checklists is not None:
-        checklists = _read_checklists(opts.checklists)
+        checklists = read_checklists(opts.checklists)
         hashes["checklists"] = {
             "path": str(opts.checklists),
             "sha256": file_sha256(opts.checklists),

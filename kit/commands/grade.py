@@ -18,8 +18,7 @@ import pandas as pd
 
 from kit import atomic
 from kit.errors import ConfigError
-from kit.grade.checklist import Checklist
-from kit.grade.reader import RunsRead, read_runs
+from kit.grade.reader import RunsRead, read_checklists, read_runs
 from kit.grade.runs import Citation
 from kit.registry.catalog import DEFAULT_DB
 from kit.registry.fetch import DEFAULT_DEST
@@ -75,24 +74,6 @@ def _read_runs(path: Path, max_chars: int, skip_bad: bool) -> RunsRead:
     if res.skipped:
         click.echo(f"{len(res.skipped)} line(s) skipped, {len(res.runs)} run(s) read", err=True)
     return res
-
-
-def _read_checklists(path: Path) -> dict[str, Checklist]:
-    from kit.errors import InputError, Location
-    from kit.grade.checklist import checklist_from_dict
-    from kit.grade.reader import read_jsonl_objects
-
-    out = {}
-    for line, obj in read_jsonl_objects(path):
-        cl = checklist_from_dict(obj, str(path), line)
-        if cl.task_id in out:
-            raise InputError(
-                "duplicate_task",
-                f"a second checklist for task {cl.task_id!r}",
-                where=Location(str(path), line, "task_id"),
-            )
-        out[cl.task_id] = cl
-    return out
 
 
 def _pmid_lookup(texts: dict[str, str]) -> Callable[[Citation], str | None]:
@@ -226,7 +207,7 @@ def judge_cmd(
     from kit.grade.judge import judge_runs
 
     res = _read_runs(runs, max_answer_chars, skip_bad)
-    cls = _read_checklists(checklists)
+    cls = read_checklists(checklists)
     scorer = passage_of = None
     if catalog is not None:
         from kit.grade.corpus import CatalogPassages
@@ -281,7 +262,7 @@ def checklist_cmd(
     from kit.grade.checklist import judge_agreement, score_verdicts, solve_rates
     from kit.schema import read_table
 
-    cls = _read_checklists(checklists)
+    cls = read_checklists(checklists)
     table = read_table(verdicts, "grade_verdicts")
     scores = score_verdicts(cls, table, threshold)
     if agreement:

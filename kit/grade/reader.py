@@ -124,3 +124,22 @@ def read_jsonl_objects(path: str | Path) -> list[tuple[int, Any]]:
                 "bad_json", f"not valid JSON: {exc.msg}", where=Location(str(p), i)
             ) from None
     return out
+
+
+def read_checklists(path: str | Path) -> dict[str, Any]:
+    """Frozen checklists from a JSONL file, keyed by task id; a second checklist for the same
+    task is an InputError naming the line."""
+    from kit.errors import InputError, Location
+    from kit.grade.checklist import checklist_from_dict
+
+    out: dict[str, Any] = {}
+    for line, obj in read_jsonl_objects(path):
+        cl = checklist_from_dict(obj, str(path), line)
+        if cl.task_id in out:
+            raise InputError(
+                "duplicate_task",
+                f"a second checklist for task {cl.task_id!r}",
+                where=Location(str(path), line, "task_id"),
+            )
+        out[cl.task_id] = cl
+    return out
