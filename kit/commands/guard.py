@@ -15,20 +15,12 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
+from kit.commands.options import raw_option
 from kit.errors import ConfigError
-from kit.registry.fetch import DEFAULT_DEST
 from kit.report.tables import to_csv
 from kit.schema import validate_frame
 
 FLOAT_FMT = "%.10g"
-
-_raw_option = click.option(
-    "--raw",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_DEST,
-    show_default=True,
-    help="The fetched registry folder (for registry calibration names such as 'qasa').",
-)
 
 
 def parse_alphas(text: str) -> list[float]:
@@ -87,7 +79,7 @@ def guard() -> None:
     "--alphas", default="0.02:0.50:0.02", show_default=True, help="START:STOP:STEP or a,b,c."
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@_raw_option
+@raw_option
 def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
     """Split-conformal tau curve: tau = s_(k), k = ceil((n+1)(1-alpha)) on unsupported scores.
 
@@ -123,7 +115,7 @@ def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
 @click.option("--splits", type=click.IntRange(min=1), default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@_raw_option
+@raw_option
 def coverage_cmd(
     calibration: str,
     targets: str,
@@ -214,7 +206,7 @@ def build_verifier_cmd(out: Path) -> None:
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @click.option("--no-reattribute", is_flag=True, help="Flag only; do not try BM25 re-attribution.")
-@_raw_option
+@raw_option
 def run_cmd(
     answers: Path,
     calibration: str,
@@ -280,7 +272,7 @@ def run_cmd(
 @click.option("--n", "n_items", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@_raw_option
+@raw_option
 def pairs_cmd(n_items: int, seed: int, out: Path, raw: Path) -> None:
     """Construction-labelled claim-passage pairs from PubMedQA PQA-L (not human gold).
 
