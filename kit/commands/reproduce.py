@@ -60,8 +60,22 @@ def list_cmd(fmt: str) -> None:
     help="Built verifier (kit guard build-verifier) for reproductions that need one.",
 )
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
+@click.option(
+    "--container",
+    type=click.Choice(["cpu", "gpu"]),
+    default=None,
+    help="Run `make reproduce` inside the CPU or GPU image instead (Docker or podman API; "
+    "see containers/README.md). NAMES and --raw are then ignored.",
+)
+@click.pass_context
 def run_cmd(
-    names: tuple[str, ...], raw: Path, out: Path, verifier_dir: Path, skip_slow: bool
+    ctx: click.Context,
+    names: tuple[str, ...],
+    raw: Path,
+    out: Path,
+    verifier_dir: Path,
+    skip_slow: bool,
+    container: str | None,
 ) -> None:
     """Run reproductions (all when no NAME is given); write csv, markdown and LaTeX tables.
 
@@ -70,6 +84,19 @@ def run_cmd(
 
     Example: kit reproduce run board_check --out data/tables
     """
+    if container is not None:
+        from kit.commands.release import container_cmd
+
+        ctx.invoke(
+            container_cmd,
+            kind=container,
+            mirror=None,
+            out=out,
+            target="reproduce",
+            image=None,
+            host=None,
+        )
+        return
     decls = rep.select(rep.load_declarations(), names)
     if skip_slow:
         decls = [d for d in decls if not d.slow]

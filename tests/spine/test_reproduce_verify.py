@@ -104,3 +104,14 @@ def test_content_hash_is_canonical() -> None:
     b = receipts.seal("k", "n", {"a": [1, 2], "b": 1}, None)
     assert a["content_hash"] == b["content_hash"]
     assert receipts.content_hash(a) == a["content_hash"]
+
+
+def test_container_run_needs_an_engine(tmp_path: Path, monkeypatch) -> None:
+    # no Docker API at this address: a clear configuration error, exit 2, nothing written
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    res = CliRunner().invoke(
+        cli, ["reproduce", "run", "--container", "cpu", "--out", str(tmp_path / "out")]
+    )
+    assert res.exit_code == 2
+    assert "error [" in res.output and ("Docker" in res.output or "docker" in res.output)
+    assert not (tmp_path / "out").exists()
