@@ -97,9 +97,7 @@ def run_cmd(
             host=None,
         )
         return
-    decls = rep.select(rep.load_declarations(), names)
-    if skip_slow:
-        decls = [d for d in decls if not d.slow]
+    decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow)
     root = rep.registry_receipt(raw)
     receipts.write_receipt(out / "registry.receipt.json", root)
     t0 = time.perf_counter()

@@ -50,9 +50,7 @@ def board_cmd(
 
     Example: kit verify board --tables data/tables
     """
-    decls = rep.select(rep.load_declarations(), names)
-    if skip_slow:
-        decls = [d for d in decls if not d.slow]
+    decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow)
     results = rep.verify(decls, tables, expected)
     diffs = [d for r in results for d in r.diffs]
     compared = sum(r.cells_compared for r in results)

@@ -80,17 +80,20 @@ def load_declarations(folder: Path = DECL_DIR) -> list[Declaration]:
     return out
 
 
-def select(decls: list[Declaration], names: tuple[str, ...]) -> list[Declaration]:
-    if not names:
-        return decls
-    by = {d.name: d for d in decls}
-    unknown = [n for n in names if n not in by]
-    if unknown:
-        raise ConfigError(
-            "unknown_reproduction",
-            f"no reproduction named {', '.join(unknown)} (known: {', '.join(sorted(by))})",
-        )
-    return [by[n] for n in names]
+def select(
+    decls: list[Declaration], names: tuple[str, ...], skip_slow: bool = False
+) -> list[Declaration]:
+    """The named declarations (all when ``names`` is empty), less the slow ones if asked."""
+    if names:
+        by = {d.name: d for d in decls}
+        unknown = [n for n in names if n not in by]
+        if unknown:
+            raise ConfigError(
+                "unknown_reproduction",
+                f"no reproduction named {', '.join(unknown)} (known: {', '.join(sorted(by))})",
+            )
+        decls = [by[n] for n in names]
+    return [d for d in decls if not (skip_slow and d.slow)]
 
 
 def resolve(function: str) -> Callable[..., dict[str, pd.DataFrame]]:
