@@ -146,10 +146,25 @@ def _text_key(text: str) -> str:
 class _WindowedVerifier:
     """Shared plumbing: windows per passage, batching, progress bar, max over windows."""
 
-    card: ModelCard
-    window: WindowSpec
-    batch_size: int
-    progress: bool
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        card: ModelCard,
+        device: str,
+        batch_size: int,
+        window: WindowSpec,
+        progress: bool,
+        threads: int,
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        self.card = card
+        self.session = make_session(model_path, device, threads)
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.batch_size = batch_size
+        self.window = window
+        self.progress = progress
 
     def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -209,10 +224,6 @@ class _Bar:
             self.progress.stop()
 
 
-def _bar(total: int, enabled: bool, desc: str) -> _Bar:
-    return _Bar(total, enabled, desc)
-
-
 class OnnxBiEncoder(_WindowedVerifier):
     """Bi-encoder verifier over an ONNX sentence-embedding graph (input_ids, attention_mask)."""
 
@@ -227,14 +238,9 @@ class OnnxBiEncoder(_WindowedVerifier):
         progress: bool = False,
         threads: int = 0,
     ) -> None:
-        from tokenizers import Tokenizer
-
-        self.card = card
-        self.session = make_session(model_path, device, threads)
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self.batch_size = batch_size
-        self.window = window
-        self.progress = progress
+        super().__init__(
+            model_path, tokenizer_path, card, device, batch_size, window, progress, threads
+        )
         self._cache: dict[str, np.ndarray] = {}
         self.tokens_seen = 0  # real (non-pad) tokens encoded, for throughput accounting
 
@@ -247,7 +253,7 @@ class OnnxBiEncoder(_WindowedVerifier):
         # sort by length so each batch pads to a similar length (faster, deterministic batches)
         todo.sort(key=lambda kv: (len(kv[1]), kv[0]))
         n_batches = (len(todo) + self.batch_size - 1) // self.batch_size
-        with _bar(n_batches, self.progress and n_batches > 4, "embedding") as bar:
+        with _Bar(n_batches, self.progress and n_batches > 4, "embedding") as bar:
             for b in range(0, len(todo), self.batch_size):
                 chunk = todo[b : b + self.batch_size]
                 enc = self.tokenizer.encode_batch([t for _, t in chunk])
@@ -285,16 +291,11 @@ class OnnxCrossEncoder(_WindowedVerifier):
         progress: bool = False,
         threads: int = 0,
     ) -> None:
-        from tokenizers import Tokenizer
-
-        self.card = card
-        self.session = make_session(model_path, device, threads)
+        super().__init__(
+            model_path, tokenizer_path, card, device, batch_size, window, progress, threads
+        )
         self.inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.entailment_index = entailment_index
-        self.batch_size = batch_size
-        self.window = window
-        self.progress = progress
         self._cache: dict[tuple[str, str], float] = {}
 
     def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
@@ -307,7 +308,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
             }.items()
         )
         n_batches = (len(todo) + self.batch_size - 1) // self.batch_size
-        with _bar(n_batches, self.progress and n_batches > 4, "cross-encoding") as bar:
+        with _Bar(n_batches, self.progress and n_batches > 4, "cross-encoding") as bar:
             for b in range(0, len(todo), self.batch_size):
                 chunk = todo[b : b + self.batch_size]
                 enc = self.tokenizer.encode_batch([pair for _, pair in chunk])
