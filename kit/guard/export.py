@@ -79,8 +79,21 @@ def _linear(g: list, x: str, out: str, w: dict, prefix: str, inits: list) -> Non
     g.append(helper.make_node("Add", [f"{out}_mm", b], [out]))
 
 
-def build_minilm_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> onnx.ModelProto:
-    """The sentence-embedding graph: (input_ids, attention_mask) -> L2-normalised mean pooling."""
+def build_minilm_graph(
+    weights: dict[str, np.ndarray], config: dict[str, Any], head: str = "embedding"
+) -> onnx.ModelProto:
+    """The BERT encoder of ``config`` with one of two heads.
+
+    ``head="embedding"`` (the bi-encoder): (input_ids, attention_mask) -> L2-normalised mean
+    pooling, output ``sentence_embedding`` [batch, hidden].
+    ``head="classifier"`` (the cross-encoder of :mod:`kit.guard.train`): (input_ids,
+    attention_mask, token_type_ids) -> mean pooling over real tokens -> ``classifier.weight`` /
+    ``classifier.bias`` -> ``logits`` [batch, classes]. Same encoder, same numerics.
+    """
+    if head not in ("embedding", "classifier"):
+        raise ConfigError(
+            "bad_parameter", f"head must be 'embedding' or 'classifier'; got {head!r}"
+        )
     hidden = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
     head_dim = hidden // heads
@@ -98,8 +111,11 @@ def build_minilm_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -
 
     const("word_emb", w["embeddings.word_embeddings.weight"])
     const("pos_emb", w["embeddings.position_embeddings.weight"])
-    # token_type_ids are all 0 for a single-segment bi-encoder: fold row 0 in as a constant
-    const("type0_emb", w["embeddings.token_type_embeddings.weight"][0].copy())
+    if head == "embedding":
+        # token_type_ids are all 0 for a single-segment bi-encoder: fold row 0 in as a constant
+        const("type0_emb", w["embeddings.token_type_embeddings.weight"][0].copy())
+    else:
+        const("type_emb", w["embeddings.token_type_embeddings.weight"])
     const("zero_i64", np.array(0, dtype=np.int64))
     const("one_i64", np.array(1, dtype=np.int64))
     const("idx1", np.array([1], dtype=np.int64))
@@ -124,7 +140,11 @@ def build_minilm_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -
     g.append(helper.make_node("Range", ["zero_i64", "seq_len", "one_i64"], ["pos_ids"]))
     g.append(helper.make_node("Gather", ["pos_emb", "pos_ids"], ["e_pos"], axis=0))
     g.append(helper.make_node("Add", ["e_word", "e_pos"], ["e_wp"]))
-    g.append(helper.make_node("Add", ["e_wp", "type0_emb"], ["e_sum"]))
+    if head == "embedding":
+        g.append(helper.make_node("Add", ["e_wp", "type0_emb"], ["e_sum"]))
+    else:
+        g.append(helper.make_node("Gather", ["type_emb", "token_type_ids"], ["e_type"], axis=0))
+        g.append(helper.make_node("Add", ["e_wp", "e_type"], ["e_sum"]))
     _ln(g, "e_sum", "h0", w, "embeddings.LayerNorm", eps, inits)
 
     # additive attention mask [B, 1, 1, T]
@@ -172,20 +192,40 @@ def build_minilm_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -
     g.append(helper.make_node("ReduceSum", ["mask_3", "axes_1"], ["pool_cnt"], keepdims=0))
     g.append(helper.make_node("Max", ["pool_cnt", "tiny_f"], ["pool_cnt_c"]))
     g.append(helper.make_node("Div", ["pool_sum", "pool_cnt_c"], ["pooled"]))
-    g.append(helper.make_node("ReduceL2", ["pooled"], ["norm"], axes=[-1], keepdims=1))
-    g.append(helper.make_node("Max", ["norm", "norm_eps"], ["norm_c"]))
-    g.append(helper.make_node("Div", ["pooled", "norm_c"], ["sentence_embedding"]))
-
-    graph = helper.make_graph(
-        g,
-        "all-MiniLM-L6-v2",
-        [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
-        ],
-        [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])],
-        initializer=inits,
-    )
+    ids_in = [
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
+    ]
+    if head == "embedding":
+        g.append(helper.make_node("ReduceL2", ["pooled"], ["norm"], axes=[-1], keepdims=1))
+        g.append(helper.make_node("Max", ["norm", "norm_eps"], ["norm_c"]))
+        g.append(helper.make_node("Div", ["pooled", "norm_c"], ["sentence_embedding"]))
+        graph = helper.make_graph(
+            g,
+            "all-MiniLM-L6-v2",
+            ids_in,
+            [
+                helper.make_tensor_value_info(
+                    "sentence_embedding", TensorProto.FLOAT, ["batch", hidden]
+                )
+            ],
+            initializer=inits,
+        )
+    else:
+        n_classes = int(w["classifier.weight"].shape[0])
+        _linear(g, "pooled", "logits", w, "classifier", inits)
+        graph = helper.make_graph(
+            g,
+            "minilm-cross-encoder",
+            [
+                *ids_in,
+                helper.make_tensor_value_info(
+                    "token_type_ids", TensorProto.INT64, ["batch", "seq"]
+                ),
+            ],
+            [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", n_classes])],
+            initializer=inits,
+        )
     model = helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", OPSET)],

@@ -276,15 +276,45 @@ class OnnxBiEncoder(_WindowedVerifier):
         return np.clip((1.0 + cos) / 2.0, 0.0, 1.0)
 
 
+def class_score(probs: np.ndarray, labels: Sequence[str], scoring: str) -> np.ndarray:
+    """The support score s in [0, 1] from class probabilities [n, C] under a card's scoring rule.
+
+    ``entailment``: s = P(entailment). ``entailment_minus_contradiction``:
+    s = (1 + P(entailment) - P(contradiction)) / 2, so a contradicted citation scores below a
+    merely unrelated one (a model with no contradiction class reduces to P(entailment)).
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    e = probs[:, list(labels).index("entailment")]
+    if scoring == "entailment" or "contradiction" not in labels:
+        return e
+    c = probs[:, list(labels).index("contradiction")]
+    return np.clip((1.0 + e - c) / 2.0, 0.0, 1.0)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    logits = np.asarray(logits, dtype=np.float64)
+    if logits.shape[1] == 1:  # one logit: P(entailment) = sigmoid, P(other) = 1 - that
+        p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
+        return np.stack([p, 1.0 - p], axis=1)
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
 class OnnxCrossEncoder(_WindowedVerifier):
-    """Cross-encoder (NLI) verifier: the pair (claim, window) in, class logits out."""
+    """Cross-encoder (NLI) verifier: the pair (claim, window) in, class logits out.
+
+    ``labels`` names the output columns in order (the card's ``extra.labels``); ``scoring`` is
+    the card's rule (:func:`class_score`). ``score`` is the max over windows;
+    :meth:`score_classes` also returns the class probabilities of that best window.
+    """
 
     def __init__(
         self,
         model_path: Path,
         tokenizer_path: Path,
         card: ModelCard,
-        entailment_index: int = 0,
+        labels: Sequence[str] = ("entailment", "neutral", "contradiction"),
+        scoring: str = "entailment",
         device: str = "cpu",
         batch_size: int = 16,
         window: WindowSpec = DEFAULT_WINDOW,
@@ -295,10 +325,11 @@ class OnnxCrossEncoder(_WindowedVerifier):
             model_path, tokenizer_path, card, device, batch_size, window, progress, threads
         )
         self.inputs = {i.name for i in self.session.get_inputs()}
-        self.entailment_index = entailment_index
-        self._cache: dict[tuple[str, str], float] = {}
+        self.labels = list(labels)
+        self.scoring = scoring
+        self._cache: dict[tuple[str, str], np.ndarray] = {}
 
-    def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
+    def _pair_probs(self, claims: list[str], windows: list[str]) -> np.ndarray:
         keys = [(_text_key(c), _text_key(w)) for c, w in zip(claims, windows, strict=True)]
         todo = sorted(
             {
@@ -307,6 +338,8 @@ class OnnxCrossEncoder(_WindowedVerifier):
                 if k not in self._cache
             }.items()
         )
+        # similar lengths share a batch: less padding, same result (each row is independent)
+        todo.sort(key=lambda kv: (len(kv[1][0]) + len(kv[1][1]), kv[0]))
         n_batches = (len(todo) + self.batch_size - 1) // self.batch_size
         with _Bar(n_batches, self.progress and n_batches > 4, "cross-encoding") as bar:
             for b in range(0, len(todo), self.batch_size):
@@ -321,20 +354,97 @@ class OnnxCrossEncoder(_WindowedVerifier):
                     None, {k: v for k, v in feed.items() if k in self.inputs}
                 )
                 logits = np.asarray(logits, dtype=np.float64)
-                if logits.ndim != 2:
+                if logits.ndim != 2 or logits.shape[1] not in (1, len(self.labels)):
                     raise ConfigError(
                         "bad_model",
-                        f"cross-encoder output must be [batch, classes]; got {logits.shape}",
+                        f"cross-encoder output must be [batch, {len(self.labels)}] (one column "
+                        f"per card label); got {logits.shape}",
                     )
-                if logits.shape[1] == 1:
-                    probs = 1.0 / (1.0 + np.exp(-logits[:, 0]))
-                else:
-                    z = np.exp(logits - logits.max(axis=1, keepdims=True))
-                    probs = (z / z.sum(axis=1, keepdims=True))[:, self.entailment_index]
-                for (k, _), p in zip(chunk, probs, strict=True):
-                    self._cache[k] = float(p)
+                for (k, _), p in zip(chunk, softmax(logits), strict=True):
+                    self._cache[k] = p
                 bar.update(1)
-        return np.array([self._cache[k] for k in keys])
+        width = len(self.labels) if len(self.labels) > 1 else 2
+        if not keys:
+            return np.zeros((0, width))
+        return np.stack([self._cache[k] for k in keys])
+
+    def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
+        probs = self._pair_probs(claims, windows)
+        if probs.size == 0:
+            return np.zeros(0)
+        return class_score(probs, self.labels, self.scoring)
+
+    def score_classes(
+        self, claims: Sequence[str], passages: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(s [n], class probabilities [n, C] of the best-scoring window); an empty passage has
+        s = 0 and probabilities NaN."""
+        if len(claims) != len(passages):
+            raise ConfigError("bad_parameter", "claims and passages must have the same length")
+        flat_c: list[str] = []
+        flat_w: list[str] = []
+        owner: list[int] = []
+        wins: dict[str, list[str]] = {}
+        for i, (c, p) in enumerate(zip(claims, passages, strict=True)):
+            key = _text_key(p)
+            if key not in wins:
+                wins[key] = passage_windows(p, self.window)
+            for w in wins[key]:
+                flat_c.append(c)
+                flat_w.append(w)
+                owner.append(i)
+        n = len(claims)
+        width = len(self.labels)
+        s = np.zeros(n)
+        best = np.full((n, width), np.nan)
+        if flat_c:
+            probs = self._pair_probs(flat_c, flat_w)
+            scores = class_score(probs, self.labels, self.scoring)
+            seen = np.zeros(n, dtype=bool)
+            for j, i in enumerate(owner):
+                if not seen[i] or scores[j] > s[i]:
+                    s[i] = scores[j]
+                    best[i] = probs[j, :width]
+                    seen[i] = True
+        return s, best
+
+
+BUILTIN_VERIFIERS: dict[str, Path] = {
+    # name -> the folder its DVC stage writes (dvc.yaml); `--verifier NAME` resolves through here
+    "minilm-nli": Path("data/verifier-nli"),
+    "minilm-bi": Path("data/verifier"),
+}
+DEFAULT_VERIFIER = "minilm-nli"
+VERIFIER_HELP = (
+    "Verifier: a built-in name (minilm-nli = the kit-trained cross-encoder, the default; "
+    "minilm-bi = the similarity bi-encoder) or a folder holding a card.json "
+    "(from `kit guard train`, `kit guard adapt` or `kit guard import-verifier`)."
+)
+SCORING_RULES = ("entailment", "entailment_minus_contradiction")
+
+
+def resolve_verifier(spec: str | Path) -> Path:
+    """The card folder of ``spec``: a built-in name or a folder path (nothing is loaded)."""
+    text = str(spec)
+    if text in BUILTIN_VERIFIERS:
+        folder = BUILTIN_VERIFIERS[text]
+        if not (folder / "card.json").is_file():
+            build = "make reproduce" if text == DEFAULT_VERIFIER else "kit guard build-verifier"
+            raise ConfigError(
+                "missing_verifier",
+                f"verifier {text!r} is not built yet ({folder}/card.json is missing); "
+                f"build it with `{build}` (or `dvc repro`), or pass a card folder",
+            )
+        return folder
+    folder = Path(text)
+    if not (folder / "card.json").is_file():
+        names = ", ".join(BUILTIN_VERIFIERS)
+        raise ConfigError(
+            "missing_verifier",
+            f"--verifier {text!r} is neither a built-in name ({names}) nor a folder with a "
+            "card.json",
+        )
+    return folder
 
 
 def load_card(verifier_dir: Path) -> dict[str, Any]:
@@ -345,7 +455,113 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
             "no verifier card here; build one with `kit guard build-verifier --out DIR`",
             where=Location(str(path)),
         )
-    return json.loads(path.read_text())
+    try:
+        card = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(
+            "bad_json", f"card.json is not valid JSON ({exc})", where=Location(str(path))
+        ) from None
+    missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
+    if missing:
+        raise InputError(
+            "bad_card", f"card.json lacks {', '.join(missing)}", where=Location(str(path))
+        )
+    return card
+
+
+def _checked_model(verifier_dir: Path, d: dict[str, Any], variant: str) -> tuple[Path, str]:
+    from kit.errors import IntegrityError
+    from kit.hashing import file_sha256
+
+    extra = d.get("extra", {})
+    if variant == "fp32":
+        fname, sha = d["onnx_file"], d["onnx_sha256"]
+    elif variant == "int8":
+        if "int8_file" not in extra:
+            raise ConfigError("bad_parameter", f"{verifier_dir}: this verifier has no int8 variant")
+        fname, sha = extra["int8_file"], extra["int8_sha256"]
+    else:
+        raise ConfigError("bad_parameter", f"variant must be 'fp32' or 'int8'; got {variant!r}")
+    path = Path(verifier_dir) / fname
+    if not path.is_file():
+        raise InputError("missing_file", "ONNX model not found", where=Location(str(path)))
+    got = file_sha256(path)
+    if got != sha:
+        raise IntegrityError("sha256_mismatch", f"{path}: sha256 {got} != card {sha}")
+    return path, sha
+
+
+def load_verifier(
+    spec: str | Path = DEFAULT_VERIFIER,
+    variant: str = "fp32",
+    device: str = "cpu",
+    batch_size: int = 32,
+    progress: bool = False,
+    threads: int = 0,
+) -> OnnxBiEncoder | OnnxCrossEncoder:
+    """The verifier a card describes (``spec``: a built-in name or a card folder).
+
+    The card's ``kind`` selects the code path -- ``bi-encoder`` or ``cross-encoder`` -- and the
+    ONNX file's sha256 is checked against the card before use. A cross-encoder card carries its
+    label order (``extra.labels``, must include ``entailment``) and its scoring rule
+    (``extra.scoring``, one of :data:`SCORING_RULES`).
+    """
+    folder = resolve_verifier(spec)
+    d = load_card(folder)
+    path, sha = _checked_model(folder, d, variant)
+    fields = set(ModelCard.__dataclass_fields__)
+    card = ModelCard(
+        **{
+            k: v
+            for k, v in {**d, "onnx_file": path.name, "onnx_sha256": sha}.items()
+            if k in fields
+        }
+    )
+    tok = folder / d.get("tokenizer_file", "tokenizer.json")
+    if d["kind"] == "bi-encoder":
+        return OnnxBiEncoder(
+            path,
+            tok,
+            card,
+            device=device,
+            batch_size=batch_size,
+            progress=progress,
+            threads=threads,
+        )
+    if d["kind"] == "cross-encoder":
+        extra = d.get("extra", {})
+        labels = [str(x) for x in extra.get("labels", [])]
+        if "entailment" not in labels:
+            raise InputError(
+                "bad_card",
+                f"a cross-encoder card needs extra.labels naming 'entailment'; got {labels}",
+                where=Location(str(folder / "card.json")),
+            )
+        scoring = extra.get("scoring", "entailment")
+        if scoring not in SCORING_RULES:
+            raise InputError(
+                "bad_card",
+                f"extra.scoring must be one of {', '.join(SCORING_RULES)}; got {scoring!r}",
+                where=Location(str(folder / "card.json")),
+            )
+        window = WindowSpec(**extra["window"]) if "window" in extra else DEFAULT_WINDOW
+        return OnnxCrossEncoder(
+            path,
+            tok,
+            card,
+            labels=labels,
+            scoring=scoring,
+            device=device,
+            batch_size=batch_size,
+            window=window,
+            progress=progress,
+            threads=threads,
+        )
+    raise InputError(
+        "bad_card",
+        f"card kind must be 'bi-encoder' or 'cross-encoder'; got {d['kind']!r}",
+        where=Location(str(folder / "card.json")),
+    )
 
 
 def load_default_verifier(
@@ -355,35 +571,6 @@ def load_default_verifier(
     batch_size: int = 32,
     progress: bool = False,
     threads: int = 0,
-) -> OnnxBiEncoder:
-    """The embedded default from a folder written by ``kit guard build-verifier``.
-
-    The ONNX file's sha256 is checked against the card before use.
-    """
-    from kit.errors import IntegrityError
-    from kit.guard.export import sha256_bytes
-
-    d = load_card(verifier_dir)
-    extra = d.get("extra", {})
-    if variant == "fp32":
-        fname, sha = d["onnx_file"], d["onnx_sha256"]
-    elif variant == "int8":
-        fname, sha = extra["int8_file"], extra["int8_sha256"]
-    else:
-        raise ConfigError("bad_parameter", f"variant must be 'fp32' or 'int8'; got {variant!r}")
-    path = Path(verifier_dir) / fname
-    if not path.is_file():
-        raise InputError("missing_file", "ONNX model not found", where=Location(str(path)))
-    got = sha256_bytes(path.read_bytes())
-    if got != sha:
-        raise IntegrityError("sha256_mismatch", f"{path}: sha256 {got} != card {sha}")
-    card = ModelCard(**{**d, "onnx_file": fname, "onnx_sha256": sha})
-    return OnnxBiEncoder(
-        path,
-        Path(verifier_dir) / "tokenizer.json",
-        card,
-        device=device,
-        batch_size=batch_size,
-        progress=progress,
-        threads=threads,
-    )
+) -> OnnxBiEncoder | OnnxCrossEncoder:
+    """The verifier in ``verifier_dir`` (kept for callers that pass a folder)."""
+    return load_verifier(Path(verifier_dir), variant, device, batch_size, progress, threads)

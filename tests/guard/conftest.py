@@ -14,3 +14,11 @@ def verifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("verifier") / "verifier"
     build_verifier(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-weight cross-encoder card folder (see tests/guard/tiny_model.py)."""
+    from tests.guard.tiny_model import build_tiny_cross_encoder
+
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("tiny") / "tiny-cross")

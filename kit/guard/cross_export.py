@@ -1,0 +1,111 @@
+"""Write a cross-encoder verifier folder: ONNX fp32 + int8, tokenizer, card.json (build step).
+
+The folder layout is the one :func:`kit.guard.verifier.load_verifier` reads for a card of kind
+``cross-encoder``: the graph of :func:`kit.guard.export.build_minilm_graph` with the
+``classifier`` head, written deterministically (no timestamps, fixed initializer order), its
+int8 twin from onnxruntime's per-channel dynamic quantisation, the tokenizer with pair
+truncation and dynamic padding, and a card naming labels, scoring rule and window rule.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kit import atomic
+from kit.guard.export import (
+    CARD_NAME,
+    TOKENIZER_NAME,
+    build_minilm_graph,
+    quantize_int8,
+    sha256_bytes,
+)
+from kit.guard.verifier import SCORING_RULES, ModelCard
+from kit.guard.windows import WindowSpec
+
+CROSS_FP32 = "cross-fp32.onnx"
+CROSS_INT8 = "cross-int8.onnx"
+LABELS = ("entailment", "neutral", "contradiction")
+
+
+def scoring_text(scoring: str) -> str:
+    if scoring == "entailment":
+        return "s = P(entailment | claim, window); s = max over windows"
+    return (
+        "s = (1 + P(entailment) - P(contradiction)) / 2 for (claim, window); s = max over windows"
+    )
+
+
+def write_cross_encoder(
+    out: Path,
+    weights: dict[str, np.ndarray],
+    config: dict[str, Any],
+    tokenizer_text: str,
+    *,
+    name: str,
+    scoring: str,
+    window: WindowSpec,
+    labels: tuple[str, ...] = LABELS,
+    validated_on: str = "",
+    source: str = "",
+    licence: str = "",
+    extra: dict[str, Any] | None = None,
+    int8: bool = True,
+) -> dict[str, Any]:
+    """Write the verifier folder ``out`` (whole or not at all) and return its card."""
+    if scoring not in SCORING_RULES:
+        raise ValueError(f"scoring must be one of {SCORING_RULES}")
+    model = build_minilm_graph(weights, config, head="classifier")
+    fp32 = model.SerializeToString(deterministic=True)
+    max_length = int(json.loads(tokenizer_text).get("truncation", {}).get("max_length", 256))
+    with atomic.staged_dir(out) as tmp:
+        tmp.chmod(0o755)
+        (tmp / CROSS_FP32).write_bytes(fp32)
+        more: dict[str, Any] = {
+            "labels": list(labels),
+            "scoring": scoring,
+            "window": {
+                "size": window.size,
+                "stride": window.stride,
+                "max_words": window.max_words,
+            },
+            "architecture": {
+                k: config[k]
+                for k in (
+                    "hidden_size",
+                    "num_hidden_layers",
+                    "num_attention_heads",
+                    "intermediate_size",
+                    "vocab_size",
+                )
+                if k in config
+            },
+        }
+        if int8:
+            quantize_int8(tmp / CROSS_FP32, tmp / CROSS_INT8)
+            more["int8_file"] = CROSS_INT8
+            more["int8_sha256"] = sha256_bytes((tmp / CROSS_INT8).read_bytes())
+            more["int8_method"] = (
+                "onnxruntime quantize_dynamic, MatMul weights, QInt8, per_channel=True"
+            )
+        (tmp / TOKENIZER_NAME).write_text(tokenizer_text, encoding="utf-8")
+        card = ModelCard(
+            name=name,
+            kind="cross-encoder",
+            onnx_file=CROSS_FP32,
+            onnx_sha256=sha256_bytes(fp32),
+            tokenizer=f"{TOKENIZER_NAME} (pair encoding, truncation {max_length}, pad to longest)",
+            tokenizer_sha256=sha256_bytes(tokenizer_text.encode("utf-8")),
+            max_length=max_length,
+            scoring_rule=scoring_text(scoring),
+            window_rule=window.describe(),
+            validated_on=validated_on,
+            source=source,
+            licence=licence,
+            extra={**more, **(extra or {})},
+        ).to_dict()
+        (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    return card
