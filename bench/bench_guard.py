@@ -1,6 +1,6 @@
 """Benchmark the default verifier: claim-passage pairs per second, fp32 vs int8 ONNX (CPU).
 
-Run: .venv/bin/python bench/bench_guard.py [--verifier-dir data/verifier] [--pairs 256]
+Run: .venv/bin/python bench/bench_guard.py [--verifier data/verifier] [--pairs 256]
      [--batch-size 32] [--device cpu] [--threads 0] [--out bench_guard.json]
 
 A pair is (a claim sentence, one passage window of 3 sentences) from PubMedQA PQA-L (data/raw,
@@ -112,7 +112,10 @@ def torch_baseline(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--verifier-dir", type=Path, default=None, help="built verifier (else built to a temp dir)"
+        "--verifier",
+        type=Path,
+        default=None,
+        help="a bi-encoder card folder (else minilm-bi is built to a temp dir)",
     )
     ap.add_argument("--raw", type=Path, default=Path("data/raw"))
     ap.add_argument("--pairs", type=int, default=256)
@@ -127,7 +130,7 @@ def main() -> int:
     from kit.guard.verifier import load_default_verifier
 
     tmp = tempfile.TemporaryDirectory()
-    vdir = args.verifier_dir
+    vdir = args.verifier
     if vdir is None:
         vdir = Path(tmp.name) / "verifier"
         build_verifier(vdir)

@@ -28,6 +28,7 @@ from kit import __version__, atomic
 from kit.audit import core
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_checklists
+from kit.guard.verifier import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
 
 CACHE_NAME = "support_scores.jsonl"
@@ -47,9 +48,9 @@ class AuditOptions:
     corpus: str = "pubmedqa"
     raw: Path = Path("data/raw")
     calibration: str = DEFAULT_CALIBRATION
-    alpha: float = 0.1
+    alpha: float | None = None  # None: the calibration artifact's alpha, else 0.1
     level: float = 0.95
-    verifier_dir: Path = Path("data/verifier")
+    verifier: str = DEFAULT_VERIFIER  # a built-in name or a card folder (load_verifier)
     variant: str = "fp32"
     device: str = "cpu"
     batch_size: int = 32
@@ -354,11 +355,22 @@ class AuditResult:
 
 
 def _load_verifier(opts: AuditOptions) -> Any:
-    from kit.guard.verifier import load_default_verifier
+    from kit.guard.verifier import load_verifier
 
-    return load_default_verifier(
-        opts.verifier_dir, opts.variant, opts.device, opts.batch_size, progress=False
-    )
+    return load_verifier(opts.verifier, opts.variant, opts.device, opts.batch_size, progress=False)
+
+
+def resolved_alpha(opts: AuditOptions, calibration: Any | None) -> float:
+    """--alpha when given, else the calibration artifact's alpha, else 0.1."""
+    if opts.alpha is not None:
+        alpha = float(opts.alpha)
+    elif calibration is not None and calibration.alpha is not None:
+        alpha = float(calibration.alpha)
+    else:
+        alpha = 0.1
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError("bad_parameter", f"--alpha must lie in (0, 1); got {alpha}")
+    return alpha
 
 
 def run_audit(opts: AuditOptions) -> AuditResult:
@@ -373,17 +385,24 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         citation_rows,
     )
     from kit.grade.planted import FlakyResolver, build_corpus, claim_text
-    from kit.guard.conformal import conformal_tau
+    from kit.guard.calibration import (
+        CalibrationSet,
+        check_verifier,
+        guarantee,
+        guard_rule,
+        scores_sha256,
+    )
     from kit.registry.loaders import pubmedqa_tables
 
     t0 = time.perf_counter()
-    check = 0.0 < opts.alpha < 1.0
-    if not check:
+    if opts.alpha is not None and not 0.0 < opts.alpha < 1.0:
         raise ConfigError("bad_parameter", f"--alpha must lie in (0, 1); got {opts.alpha}")
     rule = SupportRule(opts.yes_at, opts.partial_at)
     inputs = read_inputs(opts)
+    alpha = resolved_alpha(opts, inputs.calibration)
     verifier = _load_verifier(opts)
     card = verifier.card.to_dict()
+    same_verifier = None if inputs.calibration is None else check_verifier(inputs.calibration, card)
     runs = inputs.runs.runs
     if inputs.runs.skipped:
         for s in inputs.runs.skipped:
@@ -438,9 +457,15 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     if inputs.calibration is None:
         if not items:
             raise ConfigError("too_little_calibration", "no held-out corpus items to calibrate on")
-        from kit.guard.calibration import scores_sha256
-
-        cal_scores = wrong
+        cal_set = CalibrationSet(
+            source=DEFAULT_CALIBRATION,
+            unsupported=np.asarray(wrong, dtype=float),
+            supported=np.asarray(right, dtype=float),
+            published=None,
+            name=f"{DEFAULT_CALIBRATION} (construction-labelled, {len(items)} held-out items)",
+            negative_types=np.asarray(["wrong-paper (MeSH neighbour)"] * len(items), dtype=object),
+        )
+        same_verifier = True
         cal_meta = {
             "source": DEFAULT_CALIBRATION,
             "sha256": scores_sha256(wrong),
@@ -452,14 +477,22 @@ def run_audit(opts: AuditOptions) -> AuditResult:
             "same_verifier": True,
         }
     else:
-        cal_scores = inputs.calibration.unsupported
+        cal_set = inputs.calibration
+        artifact = cal_set.kind == "artifact"
         cal_meta = {
-            "source": inputs.calibration.source,
-            "sha256": inputs.calibration.sha256,
-            "construction": "unsupported-class scores read from the calibration source",
-            "same_verifier": False,
+            "source": cal_set.source,
+            "sha256": cal_set.sha256,
+            "construction": (
+                f"the labelled sample {cal_set.display_name} (sha256 {cal_set.source_sha256}) "
+                "scored by this verifier (kit guard calibrate; seal checked)"
+                if artifact
+                else "unsupported-class scores read from the calibration source"
+            ),
+            "same_verifier": bool(same_verifier),
         }
-    t = conformal_tau(cal_scores, opts.alpha)
+    t = guard_rule(cal_set, alpha)
+    audit_scores = audited["support_score"].to_numpy(dtype=float)
+    promise = guarantee(cal_set, t, audit_scores, same_verifier, level=opts.level)
     flagged = core.flag_citations(audited, t.tau)
     # re-attribution suggestions ----------------------------------------------------------
     n_flag = int((flagged["flag_reason"] == "score_at_or_below_tau").sum())
@@ -527,7 +560,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         planted = {
             "design": inputs.planted_design,
             "rows": core.planted_comparison(
-                cites, inputs.truth, inputs.planted_design, headline, opts.alpha, opts.level
+                cites, inputs.truth, inputs.planted_design, headline, alpha, opts.level
             ),
         }
     summary = {
@@ -549,14 +582,16 @@ def run_audit(opts: AuditOptions) -> AuditResult:
             "simulated_outages": len(inputs.failed_lookups),
         },
         "conformal": {
-            "alpha": opts.alpha,
+            "alpha": alpha,
             "tau": t.tau,
             "k": t.k,
             "n_cal": t.n_cal,
             "cal_recall": t.cal_recall,
             "calibration": cal_meta,
             "rule": "flag iff s <= tau; catch >= 1 - alpha for unsupported citations "
-            "exchangeable with the calibration negatives",
+            "exchangeable with the calibration negatives"
+            + ("; Mondrian: tau = max over negative types" if t.rule == "mondrian" else ""),
+            "guarantee": promise,
         },
         "l2_rule": {"yes_at": rule.yes_at, "partial_at": rule.partial_at},
         "instrument": None if instrument is None else dict(instrument.__dict__),
@@ -585,11 +620,17 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         "planted": planted,
         "notes": [
             CLUSTER_NOTE,
-            "the verifier is a similarity bi-encoder: it measures topical support, not "
-            "entailment (a negated conclusion can score high)",
+            (
+                "the verifier is a similarity bi-encoder: it measures topical support, not "
+                "entailment (a negated conclusion can score high)"
+                if card.get("kind") == "bi-encoder"
+                else f"the verifier is a {card.get('kind', 'model')}: {card['scoring_rule']}"
+            ),
             "tau is meaningful only for calibration scores of this verifier and scoring rule"
             + ("" if cal_meta["same_verifier"] else "; this calibration source is EXTERNAL"),
-        ],
+            "the catch guarantee: " + promise["statement"] + " -- " + promise["condition"],
+        ]
+        + ([promise["shift"]["message"]] if promise["shift"]["warning"] else []),
     }
     _say(opts, f"audit: scored in {time.perf_counter() - t0:.1f} s")
     return AuditResult(

@@ -8,6 +8,7 @@ import click
 
 from kit.audit.runner import DEFAULT_CALIBRATION, AuditOptions
 from kit.audit.runner import audit as run_and_write
+from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 from kit.registry.fetch import DEFAULT_DEST
 
 _file = click.Path(dir_okay=False, path_type=Path)
@@ -30,11 +31,17 @@ _dir = click.Path(file_okay=False, path_type=Path)
     "--calibration",
     default=DEFAULT_CALIBRATION,
     show_default=True,
-    help="Unsupported-class calibration scores: a file, 'qasa', or the default held-out "
-    "PubMedQA wrong-paper pairs scored by THIS verifier.",
+    help="A calibration artifact from `kit guard calibrate` (the lab's own labelled sample; "
+    "its verifier must be --verifier), unsupported-class scores (a file, 'qasa'), or the "
+    "default held-out PubMedQA wrong-paper pairs scored by THIS verifier.",
 )
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.1)
-@click.option("--verifier-dir", type=_dir, default=Path("data/verifier"), show_default=True)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Miss tolerance (catch >= 1 - alpha) [the calibration artifact's alpha, else 0.1].",
+)
+@click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP)
 @click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
@@ -68,8 +75,8 @@ def audit(
     corpus: str,
     raw: Path,
     calibration: str,
-    alpha: float,
-    verifier_dir: Path,
+    alpha: float | None,
+    verifier: str,
     variant: str,
     device: str,
     batch_size: int,
@@ -112,7 +119,7 @@ def audit(
         raw=raw,
         calibration=calibration,
         alpha=alpha,
-        verifier_dir=verifier_dir,
+        verifier=verifier,
         variant=variant,
         device=device,
         batch_size=batch_size,
@@ -140,6 +147,12 @@ def audit(
         + ", ".join(f"{k} {v}" for k, v in c["flagged"].items())
         + f"; cache {result.cache_hits} hit(s), {result.cache_misses} scored -> {out}"
     )
+    from kit.guard.calibration import guarantee_line
+
+    g = s["conformal"]["guarantee"]
+    click.echo(f"  {guarantee_line(g)}")
+    for row in g["per_type"]:
+        click.echo(f"  {row['statement']}")
     for m in s["headline"]:
         if m["estimate"] is not None:
             click.echo(f"  {m['metric']}: {m['estimate']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]")

@@ -20,6 +20,7 @@ from kit import atomic
 from kit.errors import ConfigError
 from kit.grade.reader import RunsRead, read_checklists, read_runs
 from kit.grade.runs import Citation
+from kit.guard.verifier import VERIFIER_HELP
 from kit.registry.catalog import DEFAULT_DB
 from kit.registry.fetch import DEFAULT_DEST
 from kit.report.tables import FORMATS, render
@@ -294,10 +295,9 @@ def checklist_cmd(
 )
 @click.option(
     "--verifier",
-    "verifier_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    "verifier",
     default=None,
-    help="A built guard verifier folder (kit guard build-verifier) for L2; default: lexical scorer.",
+    help=f"{VERIFIER_HELP} Used for L2; without it L2 uses the lexical scorer.",
 )
 @click.option(
     "--yes-at",
@@ -324,7 +324,7 @@ def checklist_cmd(
 def audit_cmd(
     runs: Path,
     catalog: Path,
-    verifier_dir: Path | None,
+    verifier: str | None,
     yes_at: float | None,
     partial_at: float | None,
     citations_out: Path | None,
@@ -354,16 +354,16 @@ def audit_cmd(
 
     res = _read_runs(runs, max_answer_chars, skip_bad)
     texts = CatalogPassages(catalog).all_texts("PMID")
-    if verifier_dir is not None:
-        from kit.guard.verifier import load_default_verifier
+    if verifier is not None:
+        from kit.guard.verifier import load_verifier
 
         if yes_at is None or partial_at is None:
             raise ConfigError(
                 "bad_parameter",
                 "--verifier needs explicit --yes-at and --partial-at (the planted audit "
-                "declares 0.84 / 0.80 for the default MiniLM verifier)",
+                "declares 0.84 / 0.80 for the MiniLM bi-encoder, --verifier minilm-bi)",
             )
-        scorer = load_default_verifier(verifier_dir)
+        scorer = load_verifier(verifier)
     else:
         scorer = LexicalSupport.from_corpus(texts[k] for k in sorted(texts))
     rule = SupportRule(

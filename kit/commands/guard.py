@@ -8,6 +8,7 @@ of cited answers).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -17,6 +18,7 @@ import pandas as pd
 from kit import atomic
 from kit.commands.options import raw_option
 from kit.errors import ConfigError
+from kit.guard.calibration import CalibrationSet
 from kit.report.tables import to_csv
 from kit.schema import validate_frame
 
@@ -145,13 +147,54 @@ def coverage_cmd(
     if n_test is not None and n_test < 1:
         raise ConfigError("bad_parameter", f"--n-test must be >= 1; got {n_test}")
     frame = coverage_table(cal.unsupported, tg, ns, splits, seed, n_test)
+    frame = _with_guarantee(frame, cal)
     frame = validate_frame(frame, "guard_coverage", str(out))
     atomic.write_text(out, to_csv(frame, FLOAT_FMT))
-    refused = int((frame["verdict"] != "ok").sum())
+    refused = int(frame["verdict"].str.startswith("refused").sum())
+    below = int((frame["verdict"] == "below_target").sum())
     click.echo(
-        f"coverage: {len(frame)} rows ({refused} refused), {splits} splits each, seed {seed} "
-        f"-> {out}"
+        f"coverage: {len(frame)} rows ({refused} refused, {below} below target), {splits} "
+        f"splits each, seed {seed} -> {out}"
     )
+    click.echo(f"  guarantee per row: {frame['guarantee'].iloc[0]}")
+    if cal.supported is None:
+        click.echo("  false-flag rate on supported citations: not measurable (no supported pairs)")
+
+
+def _with_guarantee(frame: pd.DataFrame, cal: CalibrationSet) -> pd.DataFrame:
+    """Coverage rows with the guarantee stated with its condition and the calibration source,
+    and the false-flag rate (Wilson 95%) of the supported calibration scores at the tau fitted
+    on the whole unsupported pool at that row's alpha (NaN without supported scores)."""
+    from kit.guard.calibration import condition_text
+    from kit.guard.conformal import conformal_tau
+    from kit.stats.wilson import wilson_ci
+
+    sup = cal.supported
+    text = condition_text(
+        cal.display_name,
+        cal.source_sha256,
+        int(cal.unsupported.size),
+        0 if sup is None else int(sup.size),
+        cal.types_present,
+    )
+    out = frame.copy()
+    out["guarantee"] = [
+        f"catch >= {100 * x:.4g}% of unsupported citations exchangeable with {text}"
+        for x in out["target"]
+    ]
+    ff = {"false_flag_rate": [], "false_flag_lo": [], "false_flag_hi": []}
+    for a in out["alpha"]:
+        if sup is None or sup.size == 0 or a * (cal.unsupported.size + 1) < 1:
+            vals = [np.nan, np.nan, np.nan]
+        else:
+            tau = conformal_tau(cal.unsupported, float(a)).tau
+            w = wilson_ci(int(np.sum(sup <= tau)), int(sup.size))
+            vals = [w.estimate, w.lo, w.hi]
+        for key, v in zip(ff, vals, strict=True):
+            ff[key].append(v)
+    for key, v in ff.items():
+        out[key] = v
+    return out
 
 
 def _json_dump(obj: object) -> str:
@@ -186,6 +229,28 @@ def build_verifier_cmd(out: Path) -> None:
     click.echo(f"  -> {out}")
 
 
+def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
+    """--verifier (a built-in name or a card folder), --variant, --device, --batch-size."""
+    from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+
+    for opt in reversed(
+        [
+            click.option(
+                "--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP
+            ),
+            click.option(
+                "--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True
+            ),
+            click.option(
+                "--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True
+            ),
+            click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True),
+        ]
+    ):
+        f = opt(f)
+    return f
+
+
 @guard.command("run")
 @click.argument("answers", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -195,16 +260,7 @@ def build_verifier_cmd(out: Path) -> None:
     "--alpha", type=float, default=0.1, show_default=True, help="Miss tolerance: catch >= 1-alpha."
 )
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option(
-    "--verifier-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("data/verifier"),
-    show_default=True,
-    help="Folder written by `kit guard build-verifier`.",
-)
-@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@verifier_options
 @click.option("--no-reattribute", is_flag=True, help="Flag only; do not try BM25 re-attribution.")
 @raw_option
 def run_cmd(
@@ -212,7 +268,7 @@ def run_cmd(
     calibration: str,
     alpha: float,
     out: Path,
-    verifier_dir: Path,
+    verifier: str,
     variant: str,
     device: str,
     batch_size: int,
@@ -231,27 +287,36 @@ def run_cmd(
     Example:
       kit guard run answers.jsonl --calibration cal.csv --alpha 0.1 --out guarded/
     """
-    from kit.guard import conformal
-    from kit.guard.calibration import load_calibration
+    from kit.guard.calibration import (
+        check_verifier,
+        guarantee,
+        guarantee_line,
+        guard_rule,
+        load_calibration,
+    )
     from kit.guard.pipeline import guard_answers, read_answers, summarise
-    from kit.guard.verifier import load_default_verifier
+    from kit.guard.verifier import load_verifier
     from kit.schema import validate_json
 
     records = read_answers(answers)
     cal = load_calibration(calibration, raw)
-    t = conformal.conformal_tau(cal.unsupported, alpha)
-    verifier = load_default_verifier(verifier_dir, variant, device, batch_size, progress=True)
-    guarded, frame = guard_answers(records, verifier, t.tau, reattribute=not no_reattribute)
+    t = guard_rule(cal, alpha)
+    v = load_verifier(verifier, variant, device, batch_size, progress=True)
+    card = v.card.to_dict()
+    same = check_verifier(cal, card)
+    guarded, frame = guard_answers(records, v, t.tau, reattribute=not no_reattribute)
     frame = validate_frame(frame, "guard_citations", str(out / "citations.csv"))
+    g = guarantee(cal, t, frame["score"].to_numpy(dtype=float), same)
     summary = summarise(
         frame,
         len(records),
-        verifier.card.to_dict(),
+        card,
         alpha,
         t.tau,
         t.k,
         t.n_cal,
         {"source": cal.source, "sha256": cal.sha256},
+        guarantee=g,
     )
     validate_json(summary, "guard_summary", str(out / "summary.json"))
     with atomic.staged_dir(out) as tmp:
@@ -266,6 +331,9 @@ def run_cmd(
         f"(tau={t.tau:.4g}, n_cal={t.n_cal}): {c['supported']} supported, {c['moved']} moved, "
         f"{c['unverified']} unverified -> {out}"
     )
+    click.echo(f"  {guarantee_line(g)}")
+    for row in g["per_type"]:
+        click.echo(f"  {row['statement']}")
 
 
 @guard.command("pairs")
@@ -299,59 +367,394 @@ def pairs_cmd(n_items: int, seed: int, out: Path, raw: Path) -> None:
 
 @guard.command("score")
 @click.argument("pairs", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Scores table; the format follows the extension: .csv, .parquet or .jsonl.",
+)
 @click.option(
     "--keep-types",
     default=None,
-    help="Comma list of pair types to keep (e.g. positive,random for an easy calibration set).",
+    help="Comma list of pair_type values to keep (needs a pair_type column, as in the tables "
+    "of `kit guard pairs`; e.g. positive,random for an easy calibration set).",
 )
-@click.option(
-    "--verifier-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("data/verifier"),
-    show_default=True,
-)
-@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@verifier_options
 def score_cmd(
     pairs: Path,
     out: Path,
     keep_types: str | None,
-    verifier_dir: Path,
+    verifier: str,
     variant: str,
     device: str,
     batch_size: int,
 ) -> None:
-    """Score a pairs table (from `kit guard pairs`) with the verifier; prints AUC per pair type.
+    """Score any pair table with a verifier: one `score` per pair, keyed by pair_id.
 
-    The output has a `score` column and is usable directly as --calibration for `kit guard tau`
-    and `kit guard run` (rows labelled 'unsupported' set tau).
+    PAIRS is a csv, parquet or jsonl table with columns `claim` and `passage` (optional
+    `pair_id`, generated as the record number 1, 2, ... when absent; `label`; `group`); other
+    columns are carried through. Text is text: a '[10]' in a claim is not a citation marker.
+    A cross-encoder also writes its class probabilities p_entailment, p_neutral,
+    p_contradiction (named after the card's labels). Prints AUC per negative pair type when
+    the table is labelled. A PubMedQA table from `kit guard pairs` scores as before, and the
+    result is usable as --calibration for `kit guard tau` and `kit guard run`.
 
     \b
     Example:
-      kit guard score data/guard/pairs.csv --keep-types positive,mesh --out cal.csv
+      kit guard score data/guard/pairs.csv --verifier minilm-nli --out scores.csv
+      kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
     """
-    from kit.guard.verifier import load_default_verifier
-    from kit.schema import read_table
-    from kit.stats.roc import roc_auc
+    from kit.guard.pairtable import read_pair_table, score_pairs, table_format, write_pair_table
+    from kit.guard.verifier import load_verifier
 
-    frame = read_table(pairs, "guard_pairs")
+    table_format(out, "output table")
+    frame = read_pair_table(pairs)
     if keep_types:
+        if "pair_type" not in frame.columns:
+            raise ConfigError(
+                "bad_parameter", f"--keep-types needs a pair_type column, which {pairs} lacks"
+            )
         keep = [t.strip() for t in keep_types.split(",") if t.strip()]
-        frame = frame[frame["pair_type"].isin(keep)].reset_index(drop=True)
+        frame = frame[frame["pair_type"].isin(keep)]
     if frame.empty:
         raise ConfigError("bad_parameter", f"no pairs left after --keep-types {keep_types!r}")
-    v = load_default_verifier(verifier_dir, variant, device, batch_size, progress=True)
-    frame["score"] = v.score(frame["claim"].tolist(), frame["passage"].tolist())
-    frame = validate_frame(frame, "guard_pairs", str(out))
-    atomic.write_text(out, to_csv(frame, FLOAT_FMT))
-    pos = frame.loc[frame["pair_type"] == "positive", "score"].to_numpy()
-    for t in sorted(set(frame["pair_type"]) - {"positive"}):
-        neg = frame.loc[frame["pair_type"] == t, "score"].to_numpy()
-        if pos.size and neg.size:
-            r = roc_auc(np.r_[pos, neg], np.r_[np.ones(pos.size), np.zeros(neg.size)])
-            click.echo(
-                f"  AUC positive vs {t}: {r.auc:.3f} [{r.lo:.3f}, {r.hi:.3f}] (n={neg.size})"
-            )
-    click.echo(f"scored {len(frame)} pairs with {v.card.name} ({variant}) -> {out}")
+    v = load_verifier(verifier, variant, device, batch_size, progress=True)
+    scored = score_pairs(v, frame)
+    scored = validate_frame(scored.reset_index(drop=True), "guard_pair_scores", str(out))
+    write_pair_table(scored, out)
+    for line in _auc_lines(scored):
+        click.echo(f"  {line}")
+    probs = [c for c in scored.columns if c.startswith("p_")]
+    extra = f" with {', '.join(probs)}" if probs else ""
+    click.echo(f"scored {len(scored)} pairs with {v.card.name} ({variant}){extra} -> {out}")
+
+
+def _auc_lines(frame: pd.DataFrame) -> list[str]:
+    """Quick AUC lines for `kit guard score` (DeLong CIs; full report: `kit guard evaluate`)."""
+    from kit.errors import InputError
+    from kit.guard.pairtable import normalise_labels
+    from kit.stats.roc import roc_auc
+
+    if "label" not in frame.columns or frame["label"].isna().any():
+        return []
+    s = frame["score"].to_numpy(dtype=float)
+    if "pair_type" in frame.columns:  # PubMedQA construction pairs: positive vs each type
+        pos = (frame["pair_type"] == "positive").to_numpy()
+        negs = {
+            f"positive vs {t}": (frame["pair_type"] == t).to_numpy()
+            for t in sorted(set(frame["pair_type"]) - {"positive"})
+        }
+    else:
+        try:
+            cls = normalise_labels(frame["label"]).to_numpy(dtype=object)
+        except InputError:
+            return ["labels not recognised; map them with `kit guard evaluate --label-map`"]
+        pos = cls == "entailment"
+        negs = {"entailment vs unsupported": ~pos}
+        negs |= {f"entailment vs {k}": cls == k for k in ("neutral", "contradiction")}
+    lines = []
+    for name, neg in negs.items():
+        if pos.any() and neg.any():
+            r = roc_auc(np.r_[s[pos], s[neg]], np.r_[np.ones(pos.sum()), np.zeros(neg.sum())])
+            lines.append(f"AUC {name}: {r.auc:.3f} [{r.lo:.3f}, {r.hi:.3f}] (n={int(neg.sum())})")
+    return lines
+
+
+def _table_stem(out: Path, name: str) -> Path:
+    """--out PREFIX (PREFIX.csv/.md/.tex) or a folder (an existing one, or a path ending in /)."""
+    if out.is_dir() or str(out).endswith(("/", "\\")):
+        return out / name
+    return out.with_suffix("") if out.suffix in {".csv", ".md", ".tex"} else out
+
+
+def _group_values(frame: pd.DataFrame, column: str | None) -> tuple[np.ndarray | None, str]:
+    """The cluster ids for bootstrap CIs: --group-column, else `group` when present."""
+    if column is None:
+        column = "group" if "group" in frame.columns else None
+        if column is None:
+            return None, ""
+    if column not in frame.columns:
+        raise ConfigError("bad_parameter", f"--group-column {column!r} is not a column")
+    g = frame[column]
+    if g.isna().any():
+        from kit.errors import InputError, Location
+
+        idx = int(g.index[g.isna()][0])
+        base = int(frame.attrs.get("row_base", 0))
+        raise InputError(
+            "bad_group",
+            "empty cluster id",
+            where=Location(frame.attrs.get("source"), idx + base, column),
+        )
+    return g.astype(str).to_numpy(), column
+
+
+EVAL_FORMATS = ("csv", "markdown", "latex")
+LABEL_MAP_HELP = (
+    "Map custom gold labels: SRC=DST[,SRC=DST...], DST one of entailment, neutral, "
+    "contradiction (or an alias such as SUPPORT, NEI, CONTRADICT). Built in: SUPPORT(S), "
+    "supported, entailment -> entailment; NEI, NOT_ENOUGH_INFO, neutral, unsupported -> neutral; "
+    "CONTRADICT, REFUTES, contradiction -> contradiction (case-insensitive)."
+)
+
+
+@guard.command("evaluate")
+@click.argument("scores", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--tau",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Decision threshold: flag when score <= tau. 0.5 = 'more likely than not entailed' "
+    "for a cross-encoder's P(entailment); pass the conformal tau of `kit guard tau` to "
+    "validate a deployed operating point.",
+)
+@click.option("--label-map", default=None, help=LABEL_MAP_HELP)
+@click.option(
+    "--group-column",
+    default=None,
+    help="Cluster column for cluster-bootstrap CIs [default: `group` when present; "
+    "e.g. item_pmid for PubMedQA pairs]. Without one, pairs are independent.",
+)
+@click.option(
+    "--type-column",
+    default=None,
+    help="Column with finer negative types for extra AUC rows [default: pair_type when present].",
+)
+@click.option("--n-boot", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="PREFIX (writes PREFIX.csv, .md, .tex) or a folder (writes evaluation.*); "
+    "without it the table is printed.",
+)
+def evaluate_cmd(
+    scores: Path,
+    tau: float,
+    label_map: str | None,
+    group_column: str | None,
+    type_column: str | None,
+    n_boot: int,
+    seed: int,
+    out: Path | None,
+) -> None:
+    """Validate a verifier on a labelled scores table: AUC, recall, specificity, kappa at tau.
+
+    SCORES is the output of `kit guard score` (csv, parquet or jsonl with `score` and `label`;
+    optional `group`). Labels are mapped to entailment (the positive class) / neutral /
+    contradiction; unsupported = neutral + contradiction. Reports AUC entailment vs unsupported
+    and vs each negative class (and each --type-column value) with 95% CIs -- DeLong, or a
+    cluster bootstrap over groups --, recall on entailment (score > tau), specificity on each
+    negative class (score <= tau), Cohen's kappa of the decision vs gold with a bootstrap CI,
+    and the flag rate. An unknown label is an input error naming its row (exit 2).
+
+    \b
+    Example:
+      kit guard evaluate scores.csv --tau 0.5 --out reports/evaluation
+      kit guard evaluate scifact.parquet --label-map "SUPPORT=entailment,NOINFO=neutral" --out reports/
+    """
+    from kit.guard.evaluate import evaluate_scores
+    from kit.guard.pairtable import normalise_labels, parse_label_map, read_scores_table
+    from kit.report.tables import render, write_table
+
+    extra = parse_label_map(label_map)
+    frame = read_scores_table(scores)
+    if "label" not in frame.columns:
+        from kit.errors import InputError, Location
+
+        raise InputError(
+            "missing_column",
+            "no 'label' column: evaluation needs gold labels",
+            where=Location(str(scores), column="label"),
+        )
+    classes = normalise_labels(frame["label"], extra).to_numpy(dtype=object)
+    groups, gcol = _group_values(frame, group_column)
+    tcol = type_column or ("pair_type" if "pair_type" in frame.columns else None)
+    if tcol is not None and tcol not in frame.columns:
+        raise ConfigError("bad_parameter", f"--type-column {tcol!r} is not a column")
+    types = frame[tcol].astype(str).to_numpy() if tcol else None
+    rows = evaluate_scores(
+        frame["score"].to_numpy(dtype=float),
+        classes,
+        tau,
+        np.random.default_rng(seed),
+        groups=groups,
+        negative_types=types,
+        n_boot=n_boot,
+    )
+    table = validate_frame(
+        pd.DataFrame([r.to_dict() for r in rows]), "guard_pair_evaluation", str(out or scores)
+    )
+    counts = ", ".join(
+        f"{(classes == k).sum()} {k}" for k in ("entailment", "neutral", "contradiction")
+    )
+    ci = (
+        f"cluster bootstrap over {len(set(groups))} {gcol} values"
+        if groups is not None
+        else "pairs independent"
+    )
+    click.echo(f"evaluated {len(frame)} pairs ({counts}) at tau={tau:g}; CIs: {ci}")
+    for r in rows:
+        if r.metric in {"auc", "recall", "specificity", "kappa"} and np.isfinite(r.estimate):
+            click.echo(f"  {r.metric} {r.subset}: {r.estimate:.3f} [{r.lo:.3f}, {r.hi:.3f}]")
+        elif r.metric != "flag_rate":
+            click.echo(f"  {r.metric} {r.subset}: {r.note}")
+    if out is None:
+        click.echo(render(table, "table"), nl=False)
+        return
+    stem = _table_stem(out, "evaluation")
+    written = write_table(table, stem, EVAL_FORMATS, caption=f"Verifier evaluation of {scores}")
+    click.echo(f"-> {', '.join(str(p) for p in written)}")
+
+
+def _panel_names(specs: tuple[str, ...]) -> list[str]:
+    """Short, unique, column-safe names: a built-in name or the card folder's name."""
+    import re
+
+    names: list[str] = []
+    for spec in specs:
+        base = re.sub(r"[^0-9A-Za-z_.\-]+", "_", Path(spec).name or spec) or "verifier"
+        name, k = base, 2
+        while name in names:
+            name, k = f"{base}_{k}", k + 1
+        names.append(name)
+    return names
+
+
+@guard.command("panel")
+@click.argument("pairs", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--verifier",
+    "verifiers",
+    multiple=True,
+    required=True,
+    help="A panel member (repeat, two or more): a built-in name or a card folder.",
+)
+@click.option(
+    "--tau",
+    "taus",
+    type=float,
+    multiple=True,
+    required=True,
+    help="Flag threshold per --verifier, in the same order (or one for all): flag when "
+    "score <= tau.",
+)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--label-map", default=None, help=LABEL_MAP_HELP)
+@click.option(
+    "--group-column",
+    default=None,
+    help="Cluster column for cluster-bootstrap CIs [default: `group` when present].",
+)
+@click.option("--n-boot", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+def panel_cmd(
+    pairs: Path,
+    verifiers: tuple[str, ...],
+    taus: tuple[float, ...],
+    out: Path,
+    label_map: str | None,
+    group_column: str | None,
+    n_boot: int,
+    seed: int,
+    variant: str,
+    device: str,
+    batch_size: int,
+) -> None:
+    """Score one pair table with a panel of verifiers and report how their flags agree.
+
+    Each verifier flags a pair when its score <= its tau. For every pair of verifiers:
+    observed agreement, positive-specific agreement (on what is supported), negative-specific
+    agreement (on what to flag) with a bootstrap CI, Cohen's kappa with a bootstrap CI and
+    Gwet's AC1 (seed 001 Table S3). Per verifier: flag rate, and AUC / recall / specificity /
+    kappa when the table has labels. Writes OUT/agreement.{csv,md,tex},
+    OUT/verifiers.{csv,md,tex} and OUT/scores.csv (score_<name>, flag_<name> per pair).
+
+    \b
+    Example:
+      kit guard panel pairs.csv --verifier minilm-nli --verifier minilm-bi --tau 0.5 --tau 0.7 --out panel/
+    """
+    from kit.guard.evaluate import evaluate_scores, flag_rate, panel_agreement
+    from kit.guard.pairtable import normalise_labels, parse_label_map, read_pair_table
+    from kit.guard.verifier import load_verifier
+    from kit.report.tables import write_table
+
+    if len(verifiers) < 2:
+        raise ConfigError("bad_parameter", "a panel needs two or more --verifier")
+    if len(taus) not in {1, len(verifiers)}:
+        raise ConfigError(
+            "bad_parameter",
+            f"give one --tau for all verifiers or one per --verifier; got {len(taus)} for "
+            f"{len(verifiers)}",
+        )
+    tau_list = list(taus) * len(verifiers) if len(taus) == 1 else list(taus)
+    extra = parse_label_map(label_map)
+    frame = read_pair_table(pairs)
+    classes = (
+        normalise_labels(frame["label"], extra).to_numpy(dtype=object)
+        if "label" in frame.columns
+        else None
+    )
+    groups, gcol = _group_values(frame, group_column)
+    names = _panel_names(verifiers)
+    rng = np.random.default_rng(seed)
+    keep = ["pair_id", *[c for c in ("label", "group") if c in frame.columns]]
+    scores_table = frame[keep].reset_index(drop=True).copy()
+    passed, per_verifier = [], []
+    for name, spec, tau in zip(names, verifiers, tau_list, strict=True):
+        v = load_verifier(spec, variant, device, batch_size, progress=True)
+        s = np.asarray(v.score(frame["claim"].tolist(), frame["passage"].tolist()), dtype=float)
+        scores_table[f"score_{name}"] = s
+        scores_table[f"flag_{name}"] = s <= tau
+        passed.append(s > tau)
+        if classes is not None:
+            rows = evaluate_scores(s, classes, tau, rng, groups=groups, n_boot=n_boot)
+        else:
+            rows = [flag_rate(s, tau, rng, groups=groups, n_boot=n_boot)]
+        per_verifier += [{"verifier": name, **r.to_dict()} for r in rows]
+        click.echo(
+            f"  {name}: {v.card.name} ({v.card.kind}, sha256 {v.card.onnx_sha256[:12]}), tau={tau:g}"
+        )
+    agree = panel_agreement(names, np.vstack(passed), rng, groups=groups, n_boot=n_boot)
+    agreement = validate_frame(
+        pd.DataFrame([a.to_dict() for a in agree]),
+        "guard_pair_agreement",
+        str(out / "agreement.csv"),
+    )
+    ver = validate_frame(
+        pd.DataFrame(per_verifier), "guard_pair_evaluation", str(out / "verifiers.csv")
+    )
+    scores_table = validate_frame(scores_table, "guard_pair_panel_scores", str(out / "scores.csv"))
+    with atomic.staged_dir(out) as tmp:
+        tmp.chmod(0o755)
+        write_table(
+            agreement, tmp / "agreement", EVAL_FORMATS, caption=f"Verifier panel on {pairs}"
+        )
+        write_table(ver, tmp / "verifiers", EVAL_FORMATS, caption=f"Verifiers on {pairs}")
+        (tmp / "scores.csv").write_text(to_csv(scores_table, FLOAT_FMT), encoding="utf-8")
+    ci = f"cluster bootstrap over {gcol}" if groups is not None else "bootstrap over pairs"
+    click.echo(f"panel of {len(names)} verifiers on {len(frame)} pairs (CIs: {ci}):")
+    for a in agree:
+        click.echo(
+            f"  {a.verifier_a} vs {a.verifier_b}: positive-specific {a.positive_specific:.3f}, "
+            f"negative-specific {a.negative_specific:.3f} [{a.negative_specific_lo:.3f}, "
+            f"{a.negative_specific_hi:.3f}], kappa {a.kappa:.3f} [{a.kappa_lo:.3f}, "
+            f"{a.kappa_hi:.3f}], AC1 {a.ac1:.3f}"
+        )
+    click.echo(f"-> {out}")
+
+
+from kit.commands.guard_calibrate import calibrate_cmd  # noqa: E402  (issue 13)
+
+guard.add_command(calibrate_cmd)
+
+from kit.commands.guard_train import adapt_cmd, import_cmd, train_cmd  # noqa: E402  (issue 19)
+
+guard.add_command(train_cmd)
+guard.add_command(adapt_cmd)
+guard.add_command(import_cmd)

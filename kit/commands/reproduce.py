@@ -9,12 +9,12 @@ import click
 import pandas as pd
 
 from kit.commands.options import format_option, raw_option
-from kit.registry.sources import REPO_ROOT
 from kit.release import receipts
 from kit.release import reproduce as rep
 from kit.report.tables import render
 
-DEFAULT_VERIFIER = REPO_ROOT / "data" / "verifier"
+# the frozen tables that need a verifier are of the similarity bi-encoder
+REPRODUCE_VERIFIER = "minilm-bi"
 
 
 @click.group()
@@ -53,11 +53,14 @@ def list_cmd(fmt: str) -> None:
     show_default=True,
 )
 @click.option(
-    "--verifier-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_VERIFIER,
+    "--verifier",
+    "verifier",
+    default=REPRODUCE_VERIFIER,
     show_default=True,
-    help="Built verifier (kit guard build-verifier) for reproductions that need one.",
+    help="Verifier for reproductions that need one: a built-in name (minilm-bi = the "
+    "similarity bi-encoder the frozen tables were made with; minilm-nli = the kit-trained "
+    "cross-encoder) or a folder holding a card.json. Resolved only when a selected "
+    "reproduction needs it.",
 )
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
 @click.option(
@@ -73,7 +76,7 @@ def run_cmd(
     names: tuple[str, ...],
     raw: Path,
     out: Path,
-    verifier_dir: Path,
+    verifier: str,
     skip_slow: bool,
     container: str | None,
 ) -> None:
@@ -98,13 +101,18 @@ def run_cmd(
         )
         return
     decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow)
+    resources: dict[str, Path] = {}
+    if any("verifier" in d.needs for d in decls):
+        from kit.guard.verifier import resolve_verifier
+
+        resources["verifier"] = resolve_verifier(verifier)
     root = rep.registry_receipt(raw)
     receipts.write_receipt(out / "registry.receipt.json", root)
     t0 = time.perf_counter()
     n_tables = 0
     for i, d in enumerate(decls, 1):
         click.echo(f"[{i}/{len(decls)}] {d.name}: {d.title}", err=True)
-        res = rep.run(d, raw, out, root["content_hash"], resources={"verifier": verifier_dir})
+        res = rep.run(d, raw, out, root["content_hash"], resources=resources)
         n_tables += len(res.tables)
         rows = ", ".join(f"{t} ({n} rows)" for t, n in sorted(res.tables.items()))
         click.echo(f"    {rows} in {res.seconds:.1f}s", err=True)

@@ -76,26 +76,41 @@ def conformal_tau(unsupported_scores: np.ndarray | list[float], alpha: float) ->
     n = int(s.size)
     k = conformal_rank(n, alpha)
     if k > n:
-        need = math.ceil(1.0 / alpha - 1.0 - _EPS)
+        need = min_calibration_size(alpha)
         raise ConfigError(
             "too_little_calibration",
             f"alpha={alpha:g} needs k = ceil((n+1)(1-alpha)) = {k} > n_cal = {n}: "
             f"too few unsupported calibration scores for this guarantee "
-            f"(need n_cal >= {need}); raise alpha or label more negatives",
+            f"(need n_cal >= {need} labelled unsupported citations); raise alpha or label "
+            "more negatives",
         )
     tau = float(s[k - 1])
     return Threshold(alpha=float(alpha), n_cal=n, k=k, tau=tau, cal_recall=float(np.mean(s <= tau)))
 
 
 def naive_tau(unsupported_scores: np.ndarray | list[float], alpha: float) -> float:
-    """The naive empirical (1 - alpha) quantile (numpy's default linear interpolation).
+    """The naive empirical quantile: tau = s_(k) with k = floor(n (1 - alpha)) (no correction).
 
-    No finite-sample correction: this is the baseline that under-covers at small n_cal
-    (Appendix S3, Table S4 of the paper: 0.85 vs 0.92 at n_cal = 25, target 0.90).
+    Appendix S3, Table S4 of the paper (0.85 vs 0.92 at n_cal = 25, target 0.90). With
+    s_(1) <= ... <= s_(n) the sorted unsupported calibration scores, k is the largest rank whose
+    empirical CDF k / n does not exceed 1 - alpha (the "lower" empirical quantile; n = 25,
+    alpha = 0.1 gives k = 22). No finite-sample correction: under exchangeability the expected
+    catch is about k / (n + 1) = 0.846 at n = 25, below the 0.90 target -- the baseline that
+    under-covers at small n_cal. (numpy's default linear interpolation, used before, sits between
+    s_(22) and s_(23) and printed 0.872, further from the paper's 0.85.) The same 1e-9 guard as
+    :func:`conformal_rank` absorbs binary rounding of n(1 - alpha). When n(1 - alpha) < 1 there
+    is no such order statistic and the rule refuses (ConfigError).
     """
-    s = _scores(unsupported_scores, "naive_tau")
+    s = np.sort(_scores(unsupported_scores, "naive_tau"))
     check_param("alpha", alpha, 0.0 < alpha < 1.0, "in (0, 1)", "naive_tau")
-    return float(np.quantile(s, 1.0 - alpha))
+    k = math.floor(s.size * (1.0 - alpha) + _EPS)
+    if k < 1:
+        raise ConfigError(
+            "too_little_calibration",
+            f"naive quantile: n(1 - alpha) = {s.size * (1.0 - alpha):g} < 1, so no order "
+            f"statistic s_(floor(n(1-alpha))) exists for n_cal = {s.size}, alpha = {alpha:g}",
+        )
+    return float(s[k - 1])
 
 
 def flag(scores: np.ndarray | list[float], tau: float) -> np.ndarray:
@@ -184,7 +199,7 @@ def split_coverage(
         cal = np.sort(pool[idx[:n_cal]])
         test = pool[idx[n_cal : n_cal + n_test]]
         conf[b] = np.mean(test <= cal[k - 1])
-        naive[b] = np.mean(test <= np.quantile(cal, 1.0 - alpha))
+        naive[b] = np.mean(test <= naive_tau(cal, alpha))
     return CoverageResult(
         alpha=float(alpha),
         n_cal=int(n_cal),
@@ -202,3 +217,78 @@ def catch_rate(negative_scores: np.ndarray | list[float], tau: float) -> float:
     """Fraction of a (possibly different) negative set caught by tau (Appendix S6 transfer)."""
     s = _scores(negative_scores, "catch_rate")
     return float(np.mean(flag(s, tau)))
+
+
+def min_calibration_size(alpha: float) -> int:
+    """The smallest n with k = ceil((n + 1)(1 - alpha)) <= n: how many unsupported calibration
+    citations the rule needs at this alpha (Appendix S5 of the paper; for alpha = 0.1, n = 9).
+
+    Solved from the closed form n >= 1/alpha - 1 and then checked against :func:`conformal_rank`
+    itself, so the answer agrees with the refusal rule including its rounding guard.
+    """
+    check_param("alpha", alpha, 0.0 < alpha < 1.0, "in (0, 1)", "min_calibration_size")
+    n = max(1, math.ceil(1.0 / alpha - 1.0 - _EPS))
+    while conformal_rank(n, alpha) > n:
+        n += 1
+    while n > 1 and conformal_rank(n - 1, alpha) <= n - 1:
+        n -= 1
+    return n
+
+
+@dataclass(frozen=True)
+class MondrianThreshold:
+    """Per-type conformal thresholds and the deployment threshold tau = max over types."""
+
+    alpha: float
+    per_type: dict[str, Threshold]
+    tau: float  # the flag threshold when a deployment citation's type is unknown
+
+    @property
+    def types(self) -> list[str]:
+        return sorted(self.per_type)
+
+
+def mondrian_tau(
+    unsupported_scores: np.ndarray | list[float],
+    types: np.ndarray | list[str],
+    alpha: float,
+) -> MondrianThreshold:
+    """Mondrian (label-conditional, per-type) split-conformal thresholds.
+
+    Vovk, Gammerman & Shafer, *Algorithmic Learning in a Random World* (2005), Section 4.5
+    (Mondrian conformal predictors; Vovk, Lindsay, Nouretdinov & Gammerman 2003, "Mondrian
+    confidence machine"): the calibration set is split into categories -- here the negative
+    type t (e.g. contradicted vs unrelated/NEI) -- and the split-conformal rule of Section 3 /
+    Appendix S5 of seed 001 is applied inside each category: with s^t_(1) <= ... <= s^t_(n_t)
+    the unsupported calibration scores of type t, tau_t = s^t_(k_t), k_t = ceil((n_t + 1)(1 -
+    alpha)). Guarantee per type (assumption: a new unsupported citation of type t is
+    exchangeable with the n_t calibration citations of type t): P(s_new <= tau_t | type t) >=
+    1 - alpha, whatever the mix of types in deployment.
+
+    Deployment: an audited citation's type is unknown, so the flag threshold is tau = max_t
+    tau_t. Flagging s <= tau flags a superset of every per-type rule, so the catch of every
+    type is still >= 1 - alpha (the price is a higher review budget than any single tau_t).
+    Refuses (ConfigError) when any type has k_t > n_t, naming the type and how many labelled
+    unsupported citations of that type are needed.
+    """
+    s = _scores(unsupported_scores, "mondrian_tau")
+    t = np.asarray(types, dtype=object).ravel()
+    check_param(
+        "types", f"{t.size} labels", t.size == s.size, f"one per score ({s.size})", "mondrian_tau"
+    )
+    check_param("alpha", alpha, 0.0 < alpha < 1.0, "in (0, 1)", "mondrian_tau")
+    names = sorted({str(x) for x in t})
+    need = min_calibration_size(alpha)
+    short = [(n, int(np.sum(t == n))) for n in names if int(np.sum(t == n)) < need]
+    if short:
+        listed = ", ".join(f"{name!r} has {count}" for name, count in short)
+        raise ConfigError(
+            "too_little_calibration",
+            f"Mondrian calibration at alpha={alpha:g} needs k = ceil((n+1)(1-alpha)) <= n, i.e. "
+            f"at least {need} labelled unsupported citations of EACH negative type; {listed}. "
+            "Label more of those types, raise alpha, or calibrate pooled over types",
+        )
+    per = {name: conformal_tau(s[t == name], alpha) for name in names}
+    return MondrianThreshold(
+        alpha=float(alpha), per_type=per, tau=max(th.tau for th in per.values())
+    )

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kit import atomic
+from kit.guard.evaluate import CLASSES as LABELS
 from kit.guard.export import (
     CARD_NAME,
     TOKENIZER_NAME,
@@ -28,7 +29,6 @@ from kit.guard.windows import WindowSpec
 
 CROSS_FP32 = "cross-fp32.onnx"
 CROSS_INT8 = "cross-int8.onnx"
-LABELS = ("entailment", "neutral", "contradiction")
 
 
 def scoring_text(scoring: str) -> str:
@@ -71,6 +71,7 @@ def write_cross_encoder(
                 "size": window.size,
                 "stride": window.stride,
                 "max_words": window.max_words,
+                "unit": window.unit,
             },
             "architecture": {
                 k: config[k]

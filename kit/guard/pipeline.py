@@ -217,9 +217,14 @@ def summarise(
     n_cal: int,
     calibration: dict[str, str],
     seed: int = 0,
+    guarantee: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Summary JSON: the unsupported (flag) rate always with its verifier and operating point,
-    Wilson CI (citations as independent) and per-answer cluster-bootstrap CI."""
+    Wilson CI (citations as independent) and per-answer cluster-bootstrap CI.
+
+    ``guarantee`` (:func:`kit.guard.calibration.guarantee`) is written beside tau: the catch
+    guarantee with its condition, the calibration source, the false-flag rate on supported
+    calibration citations, the review budget and the shift check (issue 13)."""
     from kit.stats.bootstrap import cluster_bootstrap_mean
     from kit.stats.wilson import wilson_ci
 
@@ -245,6 +250,8 @@ def summarise(
         "scoring rule; the catch guarantee assumes deployment unsupported citations are "
         "exchangeable with the calibration negatives",
     }
+    if guarantee is not None:
+        out["guarantee"] = guarantee
     if n:
         flagged = frame["flagged"].to_numpy(dtype=float)
         w = wilson_ci(int(flagged.sum()), n)

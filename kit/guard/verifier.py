@@ -10,7 +10,7 @@ windows. Two ONNX implementations share the plumbing:
   text), so a passage cited by many claims is encoded once per run.
 * :class:`OnnxCrossEncoder` -- an NLI-style cross-encoder exported to ONNX: inputs
   (input_ids, attention_mask[, token_type_ids]) of the pair (claim, window), output logits
-  [batch, classes]; s = softmax(logits)[entailment_index] (sigmoid when there is one logit).
+  [batch, classes] named by the card's labels; s by the card's scoring rule (:func:`class_score`).
 
 Assumption stated on the card: a similarity bi-encoder measures topical relatedness, not
 entailment -- it cannot see a negated conclusion. That limit is measured, not hidden
@@ -38,7 +38,9 @@ from kit.guard.windows import WindowSpec, passage_windows
 
 DEFAULT_WINDOW = WindowSpec()
 SCORING_BI = "s = clip((1 + cos(embed(claim), embed(window))) / 2, 0, 1); s = max over windows"
-SCORING_CROSS = "s = softmax(logits(claim, window))[entailment_index]; s = max over windows"
+SCORING_CROSS = (
+    "s = P(entailment | claim, window) (or the card's rule, class_score); s = max over windows"
+)
 
 
 @dataclass(frozen=True)
@@ -409,10 +411,11 @@ class OnnxCrossEncoder(_WindowedVerifier):
         return s, best
 
 
+_ROOT = Path(__file__).resolve().parents[2]  # the checkout, as for the registry's data/raw
 BUILTIN_VERIFIERS: dict[str, Path] = {
     # name -> the folder its DVC stage writes (dvc.yaml); `--verifier NAME` resolves through here
-    "minilm-nli": Path("data/verifier-nli"),
-    "minilm-bi": Path("data/verifier"),
+    "minilm-nli": _ROOT / "data" / "verifier-nli",
+    "minilm-bi": _ROOT / "data" / "verifier",
 }
 DEFAULT_VERIFIER = "minilm-nli"
 VERIFIER_HELP = (

@@ -130,7 +130,7 @@ def run(
     kwargs = {}
     for need in decl.needs:
         if need not in resources:
-            raise ConfigError("missing_resource", f"reproduction {decl.name} needs --{need}-dir")
+            raise ConfigError("missing_resource", f"reproduction {decl.name} needs --{need}")
         kwargs[f"{need}_dir"] = resources[need]
     t0 = time.perf_counter()
     tables = resolve(decl.function)(raw, **kwargs)

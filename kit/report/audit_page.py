@@ -97,6 +97,63 @@ def _depends(summary: Mapping[str, Any]) -> str:
     )
 
 
+def _guarantee(summary: Mapping[str, Any]) -> str:
+    """The catch guarantee with its condition, next to tau (issue 13): never a bare 'catch >= 90%'.
+
+    Calibration source (name, sha256, n, negative types), false-flag rate on supported
+    calibration citations with its Wilson CI, review budget, per-type (Mondrian) statements and
+    the shift check, each in an element with an id so a browser test can read it back.
+    """
+    g = summary["conformal"]["guarantee"]
+    cal = g["calibration"]
+    types = ", ".join(cal["negative_types"]) or "not recorded"
+    ff = g["false_flag_rate"]
+    ff_text = (
+        f"{_num(ff['estimate'])} [{_num(ff['lo'])}, {_num(ff['hi'])}] ({ff['k']} / {ff['n']} "
+        f"supported calibration citations flagged; Wilson {round(100 * ff['level'])}% CI)"
+        if ff
+        else f"not measurable ({_e(g['false_flag_note'])})"
+    )
+    rb = g["review_budget"]
+    rb_text = (
+        f"{_num(rb['estimate'])} [{_num(rb['lo'])}, {_num(rb['hi'])}] ({rb['k']} / {rb['n']} "
+        "audited citations with a score flagged)"
+        if rb
+        else "undefined (no audited citation has a score)"
+    )
+    sh = g["shift"]
+    shift = (
+        f"<p id=shift-check class=bad><b>{_e(sh['message'])}</b></p>"
+        if sh["warning"]
+        else f"<p id=shift-check class=meta>Shift check: {_e(sh['message'])} ({_e(sh['method'])}).</p>"
+    )
+    per = "".join(f"<li>{_e(r['statement'])}</li>" for r in g["per_type"])
+    verifier = cal.get("verifier") or {}
+    return (
+        "<div id=guarantee>"
+        f"<p><b>Guarantee:</b> <span id=guarantee-statement>{_e(g['statement'])}</span>.</p>"
+        f"<p class=meta>Condition: <span id=guarantee-condition>{_e(g['condition'])}</span>. "
+        f"Rule: {_e(g['rule'])}, flag iff s &le; tau = {_num(g['tau'], 4)} at alpha = "
+        f"{_num(g['alpha'], 3)}.</p>"
+        + (f"<ul id=guarantee-per-type>{per}</ul>" if per else "")
+        + "<table><tr><th>calibration source</th><td id=calibration-source>"
+        f"{_e(cal['name'])} ({_e(cal['kind'])}); sha256 {_e(cal['sha256'])}; n = "
+        f"{cal['n_unsupported']} unsupported, {cal['n_supported']} supported; negative types: "
+        f"{_e(types)}"
+        + (
+            f"; verifier {_e(verifier.get('name'))} (onnx sha256 "
+            f"{_e(str(verifier.get('onnx_sha256', ''))[:16])}…)"
+            if verifier
+            else ""
+        )
+        + "</td></tr>"
+        f"<tr><th>false-flag rate on supported citations</th><td id=false-flag-rate>{ff_text}"
+        "</td></tr>"
+        f"<tr><th>review budget (flag rate on audited citations)</th><td id=review-budget>"
+        f"{rb_text}</td></tr></table>" + shift + "</div>"
+    )
+
+
 def _planted(summary: Mapping[str, Any]) -> str:
     p = summary.get("planted")
     if not p:
@@ -215,6 +272,7 @@ def render_audit_page(
         + f"; re-attribution suggestions: {c['suggested']}.</p>",
         "<h2>Headline numbers</h2>",
         _depends(summary),
+        _guarantee(summary),
         _headline(summary),
         _planted(summary),
         _board(summary, ranks),

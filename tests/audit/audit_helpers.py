@@ -29,7 +29,7 @@ def audit_args(planted: Path, verifier: Path, raw: Path, out: Path, *extra: str)
         str(planted / "checklists.jsonl"),
         "--raw",
         str(raw),
-        "--verifier-dir",
+        "--verifier",
         str(verifier),
         "--variant",
         "int8",

@@ -74,7 +74,7 @@ def test_cli_run_outputs(verifier_dir: Path, tmp_path: Path) -> None:
         str(cal),
         "--alpha",
         "0.1",
-        "--verifier-dir",
+        "--verifier",
         str(verifier_dir),
         "--out",
         str(out),

@@ -179,7 +179,12 @@ def test_cross_encoder_plugs_into_same_interface(verifier_dir: Path, tmp_path: P
         window_rule=WindowSpec().describe(),
         validated_on="nothing (plumbing test)",
     )
-    v = OnnxCrossEncoder(path, verifier_dir / "tokenizer.json", card, entailment_index=0)
+    v = OnnxCrossEncoder(
+        path,
+        verifier_dir / "tokenizer.json",
+        card,
+        labels=("entailment", "neutral", "contradiction"),
+    )
     assert isinstance(v, Verifier)
     claims = ["Aspirin helps.", "Aspirin helps.", "Nothing here."]
     passages = ["Aspirin helps. It is cheap. It is old. It works.", "", "Short text."]

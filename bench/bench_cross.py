@@ -1,0 +1,449 @@
+"""Benchmark a cross-encoder verifier: pairs/s for fp32 ONNX, int8 ONNX, torch, and two-stage.
+
+Run: .venv/bin/python bench/bench_cross.py [--verifier data/verifier-nli] [--bi data/verifier]
+     [--pairs 64] [--passages 12] [--top-k 2] [--threads 0] [--no-torch] [--out FILE.json]
+     [--auc-pairs TABLE --positive SUPPORT,entailment]
+
+Workloads, from PubMedQA PQA-L (data/raw, items in PMID order): *short* pairs are (the first
+sentence of the conclusion, the abstract's first 3-sentence window), one forward pass each;
+*full* pairs are (that claim, the whole abstract), read through every window of the card's window
+rule (s = max over windows). Every measurement starts from a fresh verifier (empty caches) after
+a warm-up on a throwaway instance. Rows:
+
+* ``onnx fp32`` / ``onnx int8`` -- :func:`kit.guard.verifier.load_verifier` on the card.
+* ``torch fp32`` -- the same weights (the fp32 ONNX initializers, or ``weights.safetensors`` in
+  the folder when present) in a torch forward written here to mirror
+  :func:`kit.guard.export.build_minilm_graph` (BERT encoder, additive -1e4 mask, exact GELU,
+  mean pooling over real tokens, ``classifier`` head, token_type_ids), same tokenizer, same
+  length-sorted batches; parity = max |logit difference| against the fp32 ONNX graph. Optional:
+  skipped with a note when ``import torch`` fails.
+* ``two-stage top-k`` -- :class:`kit.guard.two_stage.TwoStageVerifier`: the bi-encoder
+  (``--bi``; built into a temporary folder when absent) keeps the top-k windows of each passage,
+  the cross-encoder judges those (full pairs only; the bi-encoder's time is included).
+
+Ratios are pairs/s over the fp32 ONNX row of the same workload. The int8 target of issue 19
+(>= 100 short pairs/s on 2 cores) is checked and printed. When OPENBLAS_CORETYPE or
+OPENBLAS_L2_SIZE are set, the script re-executes itself with both removed (numpy / torch
+measurements would otherwise run under a forced BLAS kernel) and says so.
+
+With ``--auc-pairs`` it also computes, on a labelled pair table (csv / parquet / jsonl with
+``claim``, ``passage``, ``label``), the AUC of the full cross-encoder and of the two-stage mode
+(:func:`kit.guard.two_stage.auc_cost`) -- run it on held-out data only. No card at
+``--verifier``: a SKIP line and exit 0. Out of pytest on purpose: timings depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+_UNSET_NOTE = "BENCH_CROSS_UNSET_OPENBLAS"
+INT8_TARGET = 100.0
+
+
+def _reexec_without_openblas_overrides() -> None:
+    present = {k: os.environ[k] for k in OPENBLAS_VARS if k in os.environ}
+    if not present:
+        return
+    env = {k: v for k, v in os.environ.items() if k not in OPENBLAS_VARS}
+    env[_UNSET_NOTE] = ",".join(f"{k}={v}" for k, v in sorted(present.items()))
+    os.execve(sys.executable, [sys.executable, str(Path(__file__).resolve()), *sys.argv[1:]], env)
+
+
+def load_workloads(raw: Path, n_short: int, n_full: int) -> dict[str, tuple[list[str], list[str]]]:
+    from kit.guard.pairs import items_from_pqal
+    from kit.guard.windows import passage_windows, split_sentences
+    from kit.registry.fetch import raw_path
+
+    items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
+    short_c, short_w, full_c, full_p = [], [], [], []
+    for it in items:
+        wins = passage_windows(it.abstract)
+        sents = split_sentences(it.conclusion)
+        if not (wins and sents):
+            continue
+        if len(short_c) < n_short:
+            short_c.append(sents[0])
+            short_w.append(wins[0])
+        if len(full_c) < n_full:
+            full_c.append(sents[0])
+            full_p.append(it.abstract)
+        if len(short_c) == n_short and len(full_c) == n_full:
+            break
+    return {"short": (short_c, short_w), "full": (full_c, full_p)}
+
+
+# --- the torch twin of the ONNX classifier graph -------------------------------------------
+
+
+def read_weights(vdir: Path, onnx_path: Path) -> tuple[dict[str, np.ndarray], int, float]:
+    """(BERT-named float32 weights with W as [out, in], heads, LayerNorm eps).
+
+    From ``weights.safetensors`` in the folder when present (a ``bert.`` prefix is dropped),
+    else from the fp32 ONNX initializers (MatMul weights are stored transposed there).
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(onnx_path))
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    heads = int(inits["shape_heads"][2])
+    eps = next(
+        float(a.f)
+        for n in model.graph.node
+        if n.op_type == "LayerNormalization"
+        for a in n.attribute
+        if a.name == "epsilon"
+    )
+    st = vdir / "weights.safetensors"
+    if st.is_file():
+        from safetensors.numpy import load_file
+
+        w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in load_file(str(st)).items()}
+        return w, heads, eps
+    w: dict[str, np.ndarray] = {
+        "embeddings.word_embeddings.weight": inits["word_emb"],
+        "embeddings.position_embeddings.weight": inits["pos_emb"],
+        "embeddings.token_type_embeddings.weight": inits["type_emb"],
+    }
+    for name, arr in inits.items():
+        if name.endswith(".weight_t"):
+            w[name.removesuffix("_t")] = np.ascontiguousarray(arr.T)
+        elif name.startswith(("embeddings.", "encoder.", "classifier.")):
+            w[name] = arr
+    return w, heads, eps
+
+
+class TorchCross:
+    """BERT encoder + mean pooling + linear classifier, float32, mirroring the ONNX graph."""
+
+    def __init__(self, weights: dict[str, np.ndarray], heads: int, eps: float) -> None:
+        import torch
+
+        self.torch = torch
+        self.w = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in weights.items()}
+        self.heads, self.eps = heads, eps
+        self.layers = len({k.split(".")[2] for k in weights if k.startswith("encoder.layer.")})
+
+    def logits(
+        self, input_ids: np.ndarray, attention_mask: np.ndarray, token_type_ids: np.ndarray
+    ) -> np.ndarray:
+        torch = self.torch
+        from torch.nn import functional as F
+
+        w = self.w
+        with torch.inference_mode():
+            ids_t = torch.from_numpy(input_ids)
+            m = torch.from_numpy(attention_mask).float()
+            b, t = ids_t.shape
+            x = (
+                w["embeddings.word_embeddings.weight"][ids_t]
+                + w["embeddings.position_embeddings.weight"][:t]
+                + w["embeddings.token_type_embeddings.weight"][torch.from_numpy(token_type_ids)]
+            )
+            hid = x.shape[-1]
+
+            def ln(h: Any, p: str) -> Any:
+                return F.layer_norm(h, (hid,), w[p + ".weight"], w[p + ".bias"], self.eps)
+
+            x = ln(x, "embeddings.LayerNorm")
+            d = hid // self.heads
+            bias = ((1.0 - m) * -1e4)[:, None, None, :]
+            for i in range(self.layers):
+                p = f"encoder.layer.{i}."
+
+                def lin(h: Any, name: str, p: str = p) -> Any:
+                    return F.linear(h, w[p + name + ".weight"], w[p + name + ".bias"])
+
+                q = lin(x, "attention.self.query").view(b, t, self.heads, d).transpose(1, 2)
+                k = lin(x, "attention.self.key").view(b, t, self.heads, d).transpose(1, 2)
+                v = lin(x, "attention.self.value").view(b, t, self.heads, d).transpose(1, 2)
+                att = torch.softmax(q @ k.transpose(-1, -2) * (1.0 / d**0.5) + bias, dim=-1) @ v
+                att = att.transpose(1, 2).reshape(b, t, hid)
+                x = ln(lin(att, "attention.output.dense") + x, p + "attention.output.LayerNorm")
+                h = F.gelu(lin(x, "intermediate.dense"))
+                x = ln(lin(h, "output.dense") + x, p + "output.LayerNorm")
+            pooled = (x * m[..., None]).sum(1) / m.sum(1, keepdim=True).clamp(min=1e-9)
+            out = F.linear(pooled, w["classifier.weight"], w["classifier.bias"])
+            return out.numpy()
+
+
+def _batches(tok: Any, claims: list[str], windows: list[str], batch_size: int) -> list[dict]:
+    """Length-sorted pair batches, as OnnxCrossEncoder batches them (distinct pairs only)."""
+    pairs = sorted(
+        set(zip(claims, windows, strict=True)), key=lambda cw: (len(cw[0]) + len(cw[1]), cw)
+    )
+    out = []
+    for b in range(0, len(pairs), batch_size):
+        enc = tok.encode_batch(pairs[b : b + batch_size])
+        out.append(
+            {
+                "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
+            }
+        )
+    return out
+
+
+def torch_rows(
+    vdir: Path, card: dict, work: dict, window: Any, batch_size: int, threads: int
+) -> tuple[dict[str, dict[str, float]], str]:
+    try:
+        import torch
+    except ImportError:
+        return {}, "torch not installed: no torch row (pip install -e '.[bench]')"
+    from tokenizers import Tokenizer
+
+    from kit.guard.verifier import make_session
+    from kit.guard.windows import passage_windows
+
+    if threads:
+        torch.set_num_threads(threads)
+    onnx_path = vdir / card["onnx_file"]
+    weights, heads, eps = read_weights(vdir, onnx_path)
+    model = TorchCross(weights, heads, eps)
+    tok = Tokenizer.from_file(str(vdir / card.get("tokenizer_file", "tokenizer.json")))
+    rows: dict[str, dict[str, float]] = {}
+    claims, wins = work["short"]
+    batches = _batches(tok, claims, wins, batch_size)
+    sess = make_session(onnx_path, "cpu", threads)
+    names = {i.name for i in sess.get_inputs()}
+    gap = 0.0
+    for feed in batches:
+        (ref,) = sess.run(None, {k: v for k, v in feed.items() if k in names})
+        gap = max(gap, float(np.max(np.abs(model.logits(**feed) - ref))))
+    model.logits(**batches[0])  # warm-up
+    t = time.perf_counter()
+    for feed in _batches(tok, claims, wins, batch_size):  # tokenisation timed, as in ONNX rows
+        model.logits(**feed)
+    rows["short"] = {"seconds": time.perf_counter() - t, "pairs": len(claims), "parity": gap}
+    fc, fp = work["full"]
+    t = time.perf_counter()
+    flat_c, flat_w = [], []
+    for c, p in zip(fc, fp, strict=True):
+        for w in passage_windows(p, window):
+            flat_c.append(c)
+            flat_w.append(w)
+    for feed in _batches(tok, flat_c, flat_w, batch_size):
+        model.logits(**feed)
+    rows["full"] = {"seconds": time.perf_counter() - t, "pairs": len(fc), "windows": len(flat_w)}
+    return rows, f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+
+
+# --- the benchmark ---------------------------------------------------------------------------
+
+
+def _timed_score(v: Any, claims: list[str], texts: list[str]) -> float:
+    """Seconds to score the pairs from empty caches (one warm-up on other text first)."""
+    for part in (getattr(v, "bi", None), getattr(v, "cross", None), v):
+        if part is not None and hasattr(part, "_cache"):
+            part._cache.clear()
+    v.score([c + " (warm-up)" for c in claims[:4]], [x + " (warm-up)" for x in texts[:4]])
+    for part in (getattr(v, "bi", None), getattr(v, "cross", None), v):
+        if part is not None and hasattr(part, "_cache"):
+            part._cache.clear()
+    t = time.perf_counter()
+    v.score(claims, texts)
+    return time.perf_counter() - t
+
+
+def _bi_dir(arg: Path | None, tmp: Path) -> Path:
+    if arg is not None and (arg / "card.json").is_file():
+        return arg
+    from kit.guard.export import build_verifier
+
+    out = tmp / "bi"
+    build_verifier(out)
+    return out
+
+
+def read_pair_table(path: Path) -> Any:
+    import pandas as pd
+
+    from kit.errors import InputError, Location
+
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        df = pd.read_parquet(path)
+    elif suffix in (".jsonl", ".ndjson"):
+        df = pd.read_json(path, lines=True)
+    else:
+        df = pd.read_csv(path)
+    missing = [c for c in ("claim", "passage", "label") if c not in df.columns]
+    if missing:
+        raise InputError(
+            "missing_column", f"pair table lacks {', '.join(missing)}", where=Location(str(path))
+        )
+    return df
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--verifier", type=Path, default=Path("data/verifier-nli"))
+    ap.add_argument("--bi", type=Path, default=Path("data/verifier"))
+    ap.add_argument("--raw", type=Path, default=Path("data/raw"))
+    ap.add_argument("--pairs", type=int, default=64, help="short pairs")
+    ap.add_argument("--passages", type=int, default=12, help="full-passage pairs")
+    ap.add_argument("--top-k", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--auc-pairs", type=Path, default=None)
+    ap.add_argument("--positive", default="SUPPORT,SUPPORTS,entailment,supported,1,True")
+    args = ap.parse_args()
+
+    card_path = args.verifier / "card.json"
+    if not card_path.is_file():
+        print(f"SKIP bench_cross: no cross-encoder card at {card_path} (train one: make reproduce)")
+        return 0
+    card = json.loads(card_path.read_text())
+    if card.get("kind") != "cross-encoder":
+        print(f"SKIP bench_cross: {card_path} is a {card.get('kind')!r} card, not a cross-encoder")
+        return 0
+    unset = os.environ.get(_UNSET_NOTE)
+    if unset:
+        print(
+            f"note: re-executed with {unset} removed from the environment (BLAS kernels chosen "
+            "by the library, as for onnxruntime)",
+            file=sys.stderr,
+        )
+
+    from kit.guard.two_stage import TwoStageVerifier, auc_cost
+    from kit.guard.verifier import load_verifier
+
+    tmp = tempfile.TemporaryDirectory()
+    bi_dir = _bi_dir(args.bi, Path(tmp.name))
+    work = load_workloads(args.raw, args.pairs, args.passages)
+    opts = {"batch_size": args.batch_size, "threads": args.threads}
+    variants = ["fp32"] + (["int8"] if "int8_file" in card.get("extra", {}) else [])
+    t_start = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    window = None
+    for variant in variants:
+        v = load_verifier(args.verifier, variant, **opts)
+        dt_s = _timed_score(v, *work["short"])
+        dt_f = _timed_score(v, *work["full"])
+        window = v.window
+        rows.append(
+            {
+                "mode": f"onnx {variant}",
+                "short": len(work["short"][0]) / dt_s,
+                "full": len(work["full"][0]) / dt_f,
+                "note": "",
+            }
+        )
+        ts = TwoStageVerifier(load_verifier(bi_dir, variant, **opts), v, top_k=args.top_k)
+        dt_2 = _timed_score(ts, *work["full"])
+        st = ts.last_stats
+        rows.append(
+            {
+                "mode": f"two-stage top-{args.top_k} ({variant} bi + {variant} cross)",
+                "short": None,
+                "full": len(work["full"][0]) / dt_2,
+                "note": f"cross-encodes {st['judged']} of {st['windows']} windows",
+            }
+        )
+        print(f"{variant}: done at {time.perf_counter() - t_start:.0f}s", file=sys.stderr)
+    torch_note = "skipped (--no-torch)"
+    if not args.no_torch:
+        trows, torch_note = torch_rows(
+            args.verifier, card, work, window, args.batch_size, args.threads
+        )
+        if trows:
+            rows.insert(
+                len(variants) * 2,
+                {
+                    "mode": "torch fp32 (same weights)",
+                    "short": trows["short"]["pairs"] / trows["short"]["seconds"],
+                    "full": trows["full"]["pairs"] / trows["full"]["seconds"],
+                    "note": f"max |logit diff| vs onnx fp32 = {trows['short']['parity']:.2e}",
+                },
+            )
+    base = rows[0]
+    from kit.guard.windows import passage_windows
+
+    n_windows = sum(len(passage_windows(p, window)) for p in work["full"][1])
+    print(f"# bench_cross: {card.get('name', args.verifier)}")
+    print(
+        f"machine {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+        f"threads {args.threads or 'default'}, batch {args.batch_size}; short = "
+        f"{len(work['short'][0])} (claim, 3-sentence window) pairs; full = "
+        f"{len(work['full'][0])} (claim, whole abstract) pairs = {n_windows} windows; "
+        f"torch: {torch_note}"
+    )
+    print()
+    print("| mode | short pairs/s | ratio vs fp32 | full pairs/s | ratio vs fp32 | note |")
+    print("|---|---:|---:|---:|---:|---|")
+    for r in rows:
+        s = "" if r["short"] is None else f"{r['short']:.1f}"
+        sr = "" if r["short"] is None else f"{r['short'] / base['short']:.2f}"
+        print(
+            f"| {r['mode']} | {s} | {sr} | {r['full']:.1f} | {r['full'] / base['full']:.2f} | "
+            f"{r['note']} |"
+        )
+    int8 = next((r for r in rows if r["mode"] == "onnx int8"), None)
+    print()
+    if int8 is None:
+        print("int8 target: this card has no int8 variant")
+    else:
+        ok = "meets" if int8["short"] >= INT8_TARGET else "MISSES"
+        print(
+            f"int8 target: {int8['short']:.1f} short pairs/s {ok} the >= {INT8_TARGET:.0f} "
+            f"pairs/s target (on {os.cpu_count()} cpus)"
+        )
+    result: dict[str, Any] = {
+        "rows": rows,
+        "torch": torch_note,
+        "windows_full": n_windows,
+        "openblas_unset": unset or "",
+    }
+    if args.auc_pairs is not None:
+        df = read_pair_table(args.auc_pairs)
+        positive = {x.strip().lower() for x in args.positive.split(",")}
+        y = df["label"].astype(str).str.strip().str.lower().isin(positive).to_numpy()
+        res = auc_cost(
+            load_verifier(bi_dir, "fp32", **opts),
+            load_verifier(args.verifier, "fp32", **opts),
+            df["claim"].astype(str).tolist(),
+            df["passage"].astype(str).tolist(),
+            y,
+            top_k=args.top_k,
+        )
+        print(
+            f"AUC on {args.auc_pairs} ({int(y.sum())} positive / {int((~y).sum())} other): full "
+            f"{res.full.auc:.3f} [{res.full.lo:.3f}, {res.full.hi:.3f}], two-stage top-"
+            f"{args.top_k} {res.two_stage.auc:.3f} [{res.two_stage.lo:.3f}, "
+            f"{res.two_stage.hi:.3f}], delta {res.delta:+.3f}; cross-encoded {res.judged} of "
+            f"{res.windows} windows"
+        )
+        result["auc"] = {
+            "full": res.full.auc,
+            "two_stage": res.two_stage.auc,
+            "delta": res.delta,
+            "judged": res.judged,
+            "windows": res.windows,
+        }
+    print(f"total {time.perf_counter() - t_start:.0f}s", file=sys.stderr)
+    if args.out:
+        from kit import atomic
+
+        atomic.write_text(args.out, json.dumps(result, indent=2) + "\n")
+    tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    _reexec_without_openblas_overrides()
+    sys.exit(main())

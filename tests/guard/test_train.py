@@ -1,0 +1,216 @@
+"""Training, adapting and importing verifiers, on the tiny random model (plumbing, not accuracy).
+
+The full default verifier is never trained here: `make reproduce` does that (dvc stage
+`train-verifier`); these tests build a 2-layer, hidden-16 BERT from numpy in milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+
+from kit.cli import cli
+from kit.errors import ConfigError, InputError
+from kit.guard import train as tr
+from kit.guard.export import package_model_dir, tokenizer_json
+from kit.guard.nli_verifier import adapt_verifier, import_verifier, train_verifier
+from kit.guard.train_data import Recipe
+from kit.guard.verifier import OnnxCrossEncoder, load_verifier
+from tests.guard.tiny_model import TINY_CONFIG, tiny_weights
+
+SOURCES = ("check_covid", "sick", "pubmedqa")
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A BERT folder like the MiniLM package's, with tiny weights and no classifier head."""
+    from safetensors.numpy import save_file
+
+    base = tmp_path_factory.mktemp("base")
+    w = {k: v for k, v in tiny_weights(1).items() if not k.startswith("classifier")}
+    save_file(w, str(base / "model.safetensors"))
+    (base / "config.json").write_text(json.dumps(TINY_CONFIG))
+    shutil.copy(package_model_dir() / "tokenizer.json", base / "tokenizer.json")
+    return base
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, tiny_base: Path, registry_raw: Path) -> Path:
+    out = tmp_path_factory.mktemp("trained") / "nli"
+    train_verifier(
+        registry_raw,
+        out,
+        Recipe(cap_per_source=8, epochs=1, batch_size=8),
+        base=tiny_base,
+        val_per_source=12,
+    )
+    return out
+
+
+def _tiny_fit(seed: int) -> dict[str, np.ndarray]:
+    claims = ["a dog runs", "the drug works", "no effect was seen", "cells grew"] * 4
+    passages = ["A dog is running.", "The drug failed.", "An effect was seen.", "Cells grew."] * 4
+    return tr.fit(
+        tiny_weights(2),
+        TINY_CONFIG,
+        tokenizer_json(package_model_dir(), 64),
+        claims,
+        passages,
+        np.array([0, 2, 2, 0] * 4),
+        epochs=1,
+        batch_size=4,
+        lr=1e-3,
+        warmup=0.1,
+        weight_decay=0.01,
+        max_length=64,
+        seed=seed,
+    ).weights
+
+
+def test_fit_is_deterministic_for_a_seed_and_moves_the_weights() -> None:
+    a, b, c = _tiny_fit(0), _tiny_fit(0), _tiny_fit(1)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert any(not np.array_equal(a[k], c[k]) for k in a)
+    assert not np.array_equal(a["classifier.weight"], tiny_weights(2)["classifier.weight"])
+
+
+def test_torch_and_onnx_agree(tmp_path: Path) -> None:
+    from kit.guard.cross_export import write_cross_encoder
+    from kit.guard.windows import WindowSpec
+
+    w = tiny_weights(3)
+    tok = tokenizer_json(package_model_dir(), 64)
+    write_cross_encoder(
+        tmp_path / "m", w, TINY_CONFIG, tok, name="t", scoring="entailment", window=WindowSpec()
+    )
+    claims = ["aspirin lowers stroke risk", "x"]
+    passages = ["In adults, aspirin reduced the risk of stroke by a third.", "y z"]
+    ref = tr.torch_logits(w, TINY_CONFIG, tok, claims, passages, 64)
+    got = tr.onnx_logits(tmp_path / "m", claims, passages)
+    assert np.max(np.abs(ref - got)) < 1e-5
+
+
+def test_train_writes_a_validated_card(trained: Path) -> None:
+    card = json.loads((trained / "card.json").read_text())
+    assert card["kind"] == "cross-encoder"
+    extra = card["extra"]
+    assert extra["labels"] == ["entailment", "neutral", "contradiction"]
+    t, v = extra["training"], extra["validation"]
+    assert set(t["train_pairs"]) == {
+        "check_covid",
+        "climate_fever",
+        "covidfact",
+        "pubmedqa",
+        "scifact",
+        "sick",
+        "snli",
+    }
+    assert set(t["data_sha256"]) >= {"nli/scifact.jsonl", "pubmedqa/ori_pqal.json"}
+    assert {"pubmedqa:negated", "pubmedqa:mesh", "check_covid", "sick"} <= set(v["groups"])
+    assert v["scoring_rule_choice"]["chosen"] == extra["scoring"]
+    assert v["parity"]["max_abs_logit_diff_torch_vs_onnx_fp32"] < 1e-4
+    g = v["groups"]["check_covid"]
+    assert set(g["per_class"]) == {"entailment", "neutral", "contradiction"}
+    assert 0 <= g["auc_unsupported"]["auc"] <= 1 and "kappa" in g
+    assert set(v["bi_encoder_same_pairs"]) == set(v["groups"])
+    assert isinstance(load_verifier(trained), OnnxCrossEncoder)
+    assert (trained / "weights.safetensors").is_file()
+
+
+def test_leave_out_drops_the_source(tmp_path: Path, tiny_base: Path, registry_raw: Path) -> None:
+    with pytest.raises(ConfigError, match="leave-out"):
+        train_verifier(
+            registry_raw,
+            tmp_path / "x",
+            Recipe(cap_per_source=4, epochs=1),
+            base=tiny_base,
+            leave_out="nope",
+        )
+
+
+def _labelled(path: Path, n: int = 24) -> Path:
+    rng = np.random.default_rng(0)
+    rows = [
+        {
+            "pair_id": f"p{i}",
+            "claim": f"treatment {i} reduced mortality",
+            "passage": f"Treatment {i} {'reduced' if i % 2 else 'did not change'} mortality in the trial.",
+            "label": "SUPPORT" if i % 2 else rng.choice(["CONTRADICT", "NEI"]),
+        }
+        for i in range(n)
+    ]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_adapt_writes_a_child_card_with_cv_auc(tmp_path: Path, trained: Path) -> None:
+    card = adapt_verifier(
+        _labelled(tmp_path / "lab.csv"), trained, tmp_path / "adapted", epochs=1, folds=2
+    )
+    a = card["extra"]["adaptation"]
+    assert a["sample_n"] == 24 and a["cv_folds"] == 2
+    assert 0 <= a["cv_auc_before"] <= 1 and 0 <= a["cv_auc_after"] <= 1
+    assert len(a["parent_card_sha256"]) == 64 and len(a["sample_sha256"]) == 64
+    assert isinstance(load_verifier(tmp_path / "adapted"), OnnxCrossEncoder)
+
+
+def test_adapt_refuses_an_untrainable_verifier(tmp_path: Path, tiny_cross_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="only verifiers trained by the kit"):
+        adapt_verifier(_labelled(tmp_path / "lab.csv"), tiny_cross_dir, tmp_path / "x", epochs=1)
+
+
+def test_import_verifier_round_trip_and_refusals(tmp_path: Path, tiny_cross_dir: Path) -> None:
+    model = tiny_cross_dir / "cross-fp32.onnx"
+    tok = tiny_cross_dir / "tokenizer.json"
+    import_verifier(model, tok, ["entailment", "neutral", "contradiction"], tmp_path / "imp")
+    v = load_verifier(tmp_path / "imp")
+    ref = load_verifier(tiny_cross_dir)
+    pairs = (["aspirin works"], ["Aspirin reduced events. It was safe."])
+    assert np.allclose(v.score(*pairs), ref.score(*pairs), atol=1e-6)
+    with pytest.raises(InputError, match="one column per --labels"):
+        import_verifier(model, tok, ["entailment", "contradiction"], tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
+    res = CliRunner().invoke(
+        cli,
+        [
+            "guard",
+            "import-verifier",
+            str(model),
+            "--tokenizer",
+            str(tok),
+            "--labels",
+            "yes,no",
+            "--out",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert res.exit_code == 2 and "entailment" in res.output
+
+
+def test_calibrate_refuses_the_adaptation_sample(tmp_path: Path, trained: Path) -> None:
+    lab = _labelled(tmp_path / "lab.csv", n=40)
+    adapt_verifier(lab, trained, tmp_path / "adapted", epochs=1, folds=2)
+    res = CliRunner().invoke(
+        cli,
+        [
+            "guard",
+            "calibrate",
+            str(lab),
+            "--verifier",
+            str(tmp_path / "adapted"),
+            "--alpha",
+            "0.2",
+            "--out",
+            str(tmp_path / "cal.json"),
+        ],
+    )
+    assert res.exit_code == 2 and "disjoint" in res.output, res.output
+    assert not (tmp_path / "cal.json").exists()
