@@ -17,7 +17,7 @@ import pandas as pd
 
 from kit import atomic
 from kit.commands.options import raw_option
-from kit.errors import ConfigError
+from kit.errors import ConfigError, InputError, Location
 from kit.guard.calibration import CalibrationSet
 from kit.report.tables import to_csv
 from kit.schema import validate_frame
@@ -339,9 +339,16 @@ def run_cmd(
 @guard.command("pairs")
 @click.option("--n", "n_items", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--exclude",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="An earlier pair table from this command: its items (item_pmid) and their abstracts "
+    "are left out, so the two samples are disjoint (e.g. adapt on one, calibrate on the other).",
+)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @raw_option
-def pairs_cmd(n_items: int, seed: int, out: Path, raw: Path) -> None:
+def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Path) -> None:
     """Construction-labelled claim-passage pairs from PubMedQA PQA-L (not human gold).
 
     For N sampled items: positive (conclusion, own abstract) and negatives random / mesh
@@ -351,14 +358,30 @@ def pairs_cmd(n_items: int, seed: int, out: Path, raw: Path) -> None:
     \b
     Example:
       kit guard pairs --n 300 --seed 0 --out data/guard/pairs.csv
+      kit guard pairs --n 100 --seed 1 --exclude data/guard/pairs.csv --out cal.csv
     """
     from kit.guard.pairs import build_pairs, items_from_pqal
+    from kit.guard.pairtable import read_pair_table
     from kit.registry.fetch import raw_path
 
     src = raw_path("pubmedqa/ori_pqal.json", raw)
     items = items_from_pqal(json.loads(src.read_text()), str(src))
+    if exclude is not None:
+        earlier = read_pair_table(exclude)
+        if "item_pmid" not in earlier.columns:
+            raise InputError(
+                "missing_column",
+                "--exclude needs a table written by `kit guard pairs` (column item_pmid)",
+                where=Location(str(exclude), column="item_pmid"),
+            )
+        drop = set(earlier["item_pmid"].astype(str)) | set(
+            earlier.get("passage_pmid", earlier["item_pmid"]).astype(str)
+        )
+        items = [it for it in items if it.pmid not in drop]
     frame, meta = build_pairs(items, n_items, np.random.default_rng(seed))
     meta["seed"] = seed
+    if exclude is not None:
+        meta["excluded_items_of"] = str(exclude)
     frame = validate_frame(frame, "guard_pairs", str(out))
     atomic.write_text(out, to_csv(frame, FLOAT_FMT))
     atomic.write_text(out.with_suffix(".meta.json"), _json_dump(meta))

@@ -41,6 +41,7 @@ from kit.errors import ConfigError, InputError, Location, check_param
 from kit.guard.conformal import Threshold
 from kit.registry.fetch import DEFAULT_DEST, raw_path
 from kit.schema import read_table
+from kit.stats.wilson import wilson_ci
 
 ALIASES = {"qasa": "citation-guard/qasa_calibration_scores.json"}
 ARTIFACT_KIND = "litaudit-guard-calibration"
@@ -81,6 +82,19 @@ class CalibrationSet:
         if self.negative_types is None:
             return []
         return sorted({str(x) for x in self.negative_types})
+
+
+def flag_rate_ci(supported: np.ndarray, tau: float, level: float) -> dict[str, Any]:
+    """Share of supported scores flagged (s <= tau) with its Wilson interval."""
+    w = wilson_ci(int(np.sum(supported <= tau)), int(supported.size), level)
+    return {
+        "k": w.k,
+        "n": w.n,
+        "estimate": w.estimate,
+        "lo": min(w.lo, w.estimate),  # Wilson at k = 0 can round to 3e-17
+        "hi": max(w.hi, w.estimate),
+        "level": level,
+    }
 
 
 def scores_sha256(scores: np.ndarray) -> str:
@@ -204,7 +218,6 @@ def build_artifact(
     independent test sample for it.
     """
     from kit.guard.conformal import conformal_tau, min_calibration_size, mondrian_tau
-    from kit.stats.wilson import wilson_ci
 
     lab = np.asarray([str(x) for x in labels], dtype=object)
     s = np.asarray(scores, dtype=float).ravel()
@@ -244,17 +257,7 @@ def build_artifact(
                 "cal_recall": th.cal_recall,
                 "cal_recall_at_tau": caught,
             }
-    false_flag = None
-    if sup.size:
-        w = wilson_ci(int(np.sum(sup <= tau)), int(sup.size), level)
-        false_flag = {
-            "k": w.k,
-            "n": w.n,
-            "estimate": w.estimate,
-            "lo": min(w.lo, w.estimate),  # Wilson at k = 0 can round to 3e-17
-            "hi": max(w.hi, w.estimate),
-            "level": level,
-        }
+    false_flag = flag_rate_ci(sup, tau, level) if sup.size else None
     art: dict[str, Any] = {
         "kind": ARTIFACT_KIND,
         "version": ARTIFACT_VERSION,
@@ -444,7 +447,6 @@ def guarantee(
       and the audited scores.
     """
     from kit.guard.shift import ks_shift_check
-    from kit.stats.wilson import wilson_ci
 
     src = calibration_source(cal, same_verifier)
     cal_text = condition_text(
@@ -478,14 +480,10 @@ def guarantee(
         )
     false_flag: dict[str, Any] | None = None
     if cal.supported is not None and cal.supported.size:
-        w = wilson_ci(int(np.sum(cal.supported <= rule.tau)), int(cal.supported.size), level)
+        false_flag = flag_rate_ci(cal.supported, rule.tau, level)
+        w = wilson_ci(false_flag["k"], false_flag["n"], level)
         false_flag = {
-            "k": w.k,
-            "n": w.n,
-            "estimate": w.estimate,
-            "lo": min(w.lo, w.estimate),  # Wilson at k = 0 can round to 3e-17
-            "hi": max(w.hi, w.estimate),
-            "level": level,
+            **false_flag,
             "text": f"false-flag rate on supported citations {w.estimate:.3f} "
             f"[{w.lo:.3f}, {w.hi:.3f}] ({w.k}/{w.n} supported calibration pairs, Wilson "
             f"{_pct(level)})",

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from kit.errors import ConfigError, check_param
-from kit.guard.verifier import ModelCard, class_score
+from kit.guard.verifier import ModelCard, best_window, class_score
 from kit.guard.windows import passage_windows
 from kit.stats.roc import AUC, roc_auc
 
@@ -139,20 +139,11 @@ class TwoStageVerifier:
             flat_c.extend([c] * len(ws))
             flat_w.extend(ws)
             owner.extend([i] * len(ws))
-        n = len(claims)
-        width = len(self.labels)
-        s = np.zeros(n)
-        best = np.full((n, width), np.nan)
-        if flat_c:
-            probs = self.cross._pair_probs(flat_c, flat_w)
-            scores = class_score(probs, self.labels, self.scoring)
-            seen = np.zeros(n, dtype=bool)
-            for j, i in enumerate(owner):
-                if not seen[i] or scores[j] > s[i]:
-                    s[i] = scores[j]
-                    best[i] = probs[j, :width]
-                    seen[i] = True
-        return s, best
+        if not flat_c:
+            return np.zeros(len(claims)), np.full((len(claims), len(self.labels)), np.nan)
+        probs = self.cross._pair_probs(flat_c, flat_w)[:, : len(self.labels)]
+        scores = class_score(probs, self.labels, self.scoring)
+        return best_window(scores, probs, owner, len(claims))
 
     def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
         """One score per pair: max over the kept windows of the cross-encoder's score."""

@@ -145,6 +145,45 @@ def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def flatten_windows(
+    claims: Sequence[str], passages: Sequence[str], window: WindowSpec
+) -> tuple[list[str], list[str], list[int]]:
+    """Every (claim, window) of the pairs, flat, with the index of the pair each came from.
+
+    Each distinct passage is windowed once. An empty passage contributes no window."""
+    if len(claims) != len(passages):
+        raise ConfigError("bad_parameter", "claims and passages must have the same length")
+    cache: dict[str, list[str]] = {}
+    flat_c: list[str] = []
+    flat_w: list[str] = []
+    owner: list[int] = []
+    for i, (c, p) in enumerate(zip(claims, passages, strict=True)):
+        key = _text_key(p)
+        if key not in cache:
+            cache[key] = passage_windows(p, window)
+        for w in cache[key]:
+            flat_c.append(c)
+            flat_w.append(w)
+            owner.append(i)
+    return flat_c, flat_w, owner
+
+
+def best_window(
+    scores: np.ndarray, probs: np.ndarray, owner: Sequence[int], n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair: the max window score (0 without windows) and that window's class
+    probabilities (NaN without windows); ties keep the earlier window."""
+    s = np.zeros(n)
+    best = np.full((n, probs.shape[1] if probs.ndim == 2 else 0), np.nan)
+    seen = np.zeros(n, dtype=bool)
+    for j, i in enumerate(owner):
+        if not seen[i] or scores[j] > s[i]:
+            s[i] = scores[j]
+            best[i] = probs[j]
+            seen[i] = True
+    return s, best
+
+
 class _WindowedVerifier:
     """Shared plumbing: windows per passage, batching, progress bar, max over windows."""
 
@@ -172,20 +211,7 @@ class _WindowedVerifier:
         raise NotImplementedError
 
     def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-        if len(claims) != len(passages):
-            raise ConfigError("bad_parameter", "claims and passages must have the same length")
-        win_cache: dict[str, list[str]] = {}
-        flat_c: list[str] = []
-        flat_w: list[str] = []
-        owner: list[int] = []
-        for i, (c, p) in enumerate(zip(claims, passages, strict=True)):
-            key = _text_key(p)
-            if key not in win_cache:
-                win_cache[key] = passage_windows(p, self.window)
-            for w in win_cache[key]:
-                flat_c.append(c)
-                flat_w.append(w)
-                owner.append(i)
+        flat_c, flat_w, owner = flatten_windows(claims, passages, self.window)
         out = np.zeros(len(claims), dtype=float)  # an empty passage supports nothing: s = 0
         if flat_c:
             s = self._pair_scores(flat_c, flat_w)
@@ -381,34 +407,11 @@ class OnnxCrossEncoder(_WindowedVerifier):
     ) -> tuple[np.ndarray, np.ndarray]:
         """(s [n], class probabilities [n, C] of the best-scoring window); an empty passage has
         s = 0 and probabilities NaN."""
-        if len(claims) != len(passages):
-            raise ConfigError("bad_parameter", "claims and passages must have the same length")
-        flat_c: list[str] = []
-        flat_w: list[str] = []
-        owner: list[int] = []
-        wins: dict[str, list[str]] = {}
-        for i, (c, p) in enumerate(zip(claims, passages, strict=True)):
-            key = _text_key(p)
-            if key not in wins:
-                wins[key] = passage_windows(p, self.window)
-            for w in wins[key]:
-                flat_c.append(c)
-                flat_w.append(w)
-                owner.append(i)
-        n = len(claims)
-        width = len(self.labels)
-        s = np.zeros(n)
-        best = np.full((n, width), np.nan)
-        if flat_c:
-            probs = self._pair_probs(flat_c, flat_w)
-            scores = class_score(probs, self.labels, self.scoring)
-            seen = np.zeros(n, dtype=bool)
-            for j, i in enumerate(owner):
-                if not seen[i] or scores[j] > s[i]:
-                    s[i] = scores[j]
-                    best[i] = probs[j, :width]
-                    seen[i] = True
-        return s, best
+        flat_c, flat_w, owner = flatten_windows(claims, passages, self.window)
+        if not flat_c:
+            return np.zeros(len(claims)), np.full((len(claims), len(self.labels)), np.nan)
+        probs = self._pair_probs(flat_c, flat_w)[:, : len(self.labels)]
+        return best_window(class_score(probs, self.labels, self.scoring), probs, owner, len(claims))
 
 
 _ROOT = Path(__file__).resolve().parents[2]  # the checkout, as for the registry's data/raw

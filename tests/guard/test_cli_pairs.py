@@ -142,3 +142,33 @@ def test_rebuild_is_byte_identical(verifier_dir: Path, tmp_path: Path) -> None:
     build_verifier(tmp_path / "again")
     for name in ("minilm-fp32.onnx", "minilm-int8.onnx", "tokenizer.json", "card.json"):
         assert (tmp_path / "again" / name).read_bytes() == (verifier_dir / name).read_bytes()
+
+
+def test_pairs_exclude_gives_a_disjoint_sample(registry_raw: Path, tmp_path: Path) -> None:
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    base = ["guard", "pairs", "--n", "40", "--raw", str(registry_raw)]
+    assert CliRunner().invoke(cli, [*base, "--seed", "0", "--out", str(first)]).exit_code == 0
+    r = CliRunner().invoke(
+        cli, [*base, "--seed", "0", "--exclude", str(first), "--out", str(second)]
+    )
+    assert r.exit_code == 0, r.output
+
+    def pmids(p: Path) -> set[str]:
+        rows = list(csv.DictReader(p.open()))
+        return {r["item_pmid"] for r in rows} | {r["passage_pmid"] for r in rows}
+
+    assert pmids(first) and not pmids(first) & pmids(second)
+    # an --exclude file that does not exist is bad input (exit 2)
+    r = CliRunner().invoke(
+        cli,
+        [
+            *base,
+            "--seed",
+            "0",
+            "--exclude",
+            str(tmp_path / "nope.csv"),
+            "--out",
+            str(tmp_path / "c.csv"),
+        ],
+    )
+    assert r.exit_code == 2
