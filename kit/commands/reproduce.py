@@ -15,6 +15,9 @@ from kit.report.tables import render
 
 # the frozen tables that need a verifier are of the similarity bi-encoder
 REPRODUCE_VERIFIER = "minilm-bi"
+# ... and those that need the polarity-aware cross-encoder (needs: [verifier_nli]) of the
+# kit-trained one
+REPRODUCE_VERIFIER_NLI = "minilm-nli"
 
 
 @click.group()
@@ -62,6 +65,15 @@ def list_cmd(fmt: str) -> None:
     "cross-encoder) or a folder holding a card.json. Resolved only when a selected "
     "reproduction needs it.",
 )
+@click.option(
+    "--verifier-nli",
+    "verifier_nli",
+    default=REPRODUCE_VERIFIER_NLI,
+    show_default=True,
+    help="Cross-encoder for reproductions that declare `needs: [verifier_nli]`: a built-in "
+    "name (minilm-nli = the kit-trained cross-encoder, data/verifier-nli) or a folder holding "
+    "a card.json. Resolved only when a selected reproduction needs it.",
+)
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
 @click.option(
     "--container",
@@ -77,6 +89,7 @@ def run_cmd(
     raw: Path,
     out: Path,
     verifier: str,
+    verifier_nli: str,
     skip_slow: bool,
     container: str | None,
 ) -> None:
@@ -102,10 +115,11 @@ def run_cmd(
         return
     decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow)
     resources: dict[str, Path] = {}
-    if any("verifier" in d.needs for d in decls):
-        from kit.guard.verifier import resolve_verifier
+    for need, spec in (("verifier", verifier), ("verifier_nli", verifier_nli)):
+        if any(need in d.needs for d in decls):
+            from kit.guard.verifier import resolve_verifier
 
-        resources["verifier"] = resolve_verifier(verifier)
+            resources[need] = resolve_verifier(spec)
     root = rep.registry_receipt(raw)
     receipts.write_receipt(out / "registry.receipt.json", root)
     t0 = time.perf_counter()

@@ -228,6 +228,7 @@ def save_weights(folder: Path, weights: dict[str, np.ndarray], config: dict[str,
     from safetensors.numpy import save_file
 
     save_file({k: weights[k] for k in sorted(weights)}, str(folder / WEIGHTS_NAME))
+    (folder / WEIGHTS_NAME).chmod(0o644)  # safetensors writes 0600; the folder is a shared output
     (folder / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 

@@ -1,7 +1,8 @@
 """Run declared reproductions and verify them cell by cell against ``reproduce/expected/``.
 
 A declaration ``reproduce/<name>.yaml`` names the function (``module:function``), the tables it
-returns with their key columns and per-column tolerances, and what it needs (``verifier``).
+returns with their key columns and per-column tolerances, and what it needs (``verifier``: the
+bi-encoder, ``verifier_nli``: the cross-encoder; passed as ``<need>_dir``).
 Running writes ``<out>/<table>.{csv,md,tex}`` and a sealed receipt per reproduction whose parent
 is the registry receipt (the sha256 of every input file).
 """
@@ -130,7 +131,10 @@ def run(
     kwargs = {}
     for need in decl.needs:
         if need not in resources:
-            raise ConfigError("missing_resource", f"reproduction {decl.name} needs --{need}")
+            raise ConfigError(
+                "missing_resource",
+                f"reproduction {decl.name} needs --{need.replace('_', '-')}",
+            )
         kwargs[f"{need}_dir"] = resources[need]
     t0 = time.perf_counter()
     tables = resolve(decl.function)(raw, **kwargs)

@@ -214,3 +214,16 @@ def test_calibrate_refuses_the_adaptation_sample(tmp_path: Path, trained: Path) 
     )
     assert res.exit_code == 2 and "disjoint" in res.output, res.output
     assert not (tmp_path / "cal.json").exists()
+
+
+def test_validation_reproduction_reads_the_card(trained: Path) -> None:
+    from kit.reproductions.verifier_card import verifier_validation
+
+    card = json.loads((trained / "card.json").read_text())
+    table = verifier_validation(Path("unused"), trained)["guard_verifier_validation"]
+    assert set(table["group"]) == set(card["extra"]["validation"]["groups"])
+    pub = table[table["group"].str.startswith("pubmedqa")]
+    assert pub["labels"].str.contains("construction-labelled").all()
+    row = table[table["group"] == "check_covid"].iloc[0]
+    g = card["extra"]["validation"]["groups"]["check_covid"]
+    assert row["auc_unsupported"] == g["auc_unsupported"]["auc"] and row["n"] == g["n"]
