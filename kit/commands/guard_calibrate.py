@@ -116,9 +116,9 @@ def calibrate_cmd(
       kit guard calibrate labelled.csv --verifier data/verifier-nli --alpha 0.1 --out cal.json
       kit guard run answers.jsonl --calibration cal.json --verifier data/verifier-nli --out g/
     """
+    from kit.guard.adapt import check_disjoint
     from kit.guard.calibration import build_artifact
     from kit.guard.conformal import min_calibration_size
-    from kit.guard.nli_verifier import check_disjoint
     from kit.guard.pairtable import parse_label_map
     from kit.guard.verifier import load_verifier
     from kit.hashing import file_sha256

@@ -166,15 +166,16 @@ def adapt_cmd(
     """Adapt a verifier to a lab's domain on its own 100-500 labelled pairs (needs torch).
 
     LABELLED is a csv / parquet / jsonl with claim, passage, label (SUPPORT / CONTRADICT / NEI
-    or entailment / neutral / contradiction). Prints a k-fold cross-validated AUC before and
-    after on that sample and writes a new card (parent card sha256, sample sha256, epochs,
+    or entailment / neutral / contradiction). Prints the AUC on that sample before (the parent
+    never saw it) and after (k-fold cross-validated: each fold scored by a model fitted on
+    the others) and writes a new card (parent card sha256, sample sha256, epochs,
     time). Calibrate the guarantee afterwards on labelled pairs DISJOINT from this sample.
 
     \b
     Example:
       kit guard adapt labelled.csv --verifier minilm-nli --out data/verifier-lab
     """
-    from kit.guard.nli_verifier import adapt_verifier
+    from kit.guard.adapt import adapt_verifier
     from kit.guard.pairtable import parse_label_map
 
     card = adapt_verifier(
@@ -190,8 +191,9 @@ def adapt_cmd(
     )
     a = card["extra"]["adaptation"]
     click.echo(
-        f"cross-validated AUC on the sample (n={a['sample_n']}, {a['cv_folds']} folds): "
-        f"before {a['cv_auc_before']:.3f}, after {a['cv_auc_after']:.3f}; {a['seconds']:.0f}s"
+        f"AUC on the sample (n={a['sample_n']}): before {a['cv_auc_before']:.3f} (parent, not "
+        f"trained on it), after {a['cv_auc_after']:.3f} ({a['cv_folds']}-fold cross-validated); "
+        f"{a['seconds']:.0f}s"
     )
     _print_card(card, out)
 
@@ -244,7 +246,7 @@ def import_cmd(
       kit guard import-verifier nli.onnx --tokenizer tokenizer.json \\
           --labels entailment,neutral,contradiction --out data/verifier-mine
     """
-    from kit.guard.nli_verifier import import_verifier
+    from kit.guard.import_card import import_verifier
 
     names = [x.strip() for x in labels.split(",") if x.strip()]
     card = import_verifier(

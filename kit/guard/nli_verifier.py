@@ -1,4 +1,4 @@
-"""The kit-trained verifier end to end: train, validate, adapt, import (orchestration).
+"""The kit-trained verifier end to end: train, export, validate, write the card (orchestration).
 
 * :func:`train_verifier` -- ``kit guard train`` and the ``train-verifier`` DVC stage: fine-tune
   the cross-encoder (:mod:`kit.guard.train`) on the recipe's registry pairs
@@ -6,10 +6,8 @@
   on held-out pairs of every source and on the construction-labelled PubMedQA negative types
   (:mod:`kit.guard.validation`), with the bi-encoder scored on the same pairs for comparison,
   choose the scoring rule by measurement, and write one card with all of it.
-* :func:`adapt_verifier` -- ``kit guard adapt``: continue fine-tuning on a lab's labelled
-  pairs; k-fold cross-validated AUC before and after is printed and put on the new card.
-* :func:`import_verifier` -- ``kit guard import-verifier``: any ONNX cross-encoder with its
-  tokenizer and label map becomes a card folder (sha256-pinned).
+Adapting a card to a lab's pairs lives in :mod:`kit.guard.adapt`, importing an ONNX
+cross-encoder in :mod:`kit.guard.import_card`.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
-from kit.errors import ConfigError, InputError, Location
+from kit.errors import ConfigError
 from kit.guard import train as tr
-from kit.guard.cross_export import LABELS, write_cross_encoder
+from kit.guard.cross_export import write_cross_encoder
 from kit.guard.export import package_model_dir, sha256_bytes, tokenizer_json
 from kit.guard.train_data import (
     BIOMEDICAL,
@@ -370,283 +367,4 @@ def summary_line(validation: dict[str, Any]) -> str:
     )
 
 
-def labelled_table(path: Path, label_map: dict[str, str] | None = None) -> pd.DataFrame:
-    """A lab's labelled pair table (claim, passage, label) with labels mapped to e/n/c."""
-    from kit.guard.pairtable import normalise_labels, read_pair_table
-
-    frame = read_pair_table(path)
-    if "label" not in frame:
-        raise InputError(
-            "missing_column", "a labelled table needs a 'label' column", where=Location(str(path))
-        )
-    frame = frame.assign(label=normalise_labels(frame["label"], label_map or {}))
-    return frame
-
-
-def pair_hashes(claims: list[str], passages: list[str]) -> list[str]:
-    """sha256 of each (claim, passage) pair: what an adapted card remembers of its sample."""
-    import hashlib
-
-    return sorted(
-        {
-            hashlib.sha256(f"{c}\x1f{p}".encode()).hexdigest()
-            for c, p in zip(claims, passages, strict=True)
-        }
-    )
-
-
-def check_disjoint(card: dict[str, Any], frame: pd.DataFrame, source: Path) -> None:
-    """Refuse to calibrate on pairs the verifier was adapted on (the guarantee would not hold:
-    its scores on those pairs are fitted, not exchangeable with new citations)."""
-    used = set(card.get("extra", {}).get("adaptation", {}).get("pair_sha256", []))
-    if not used:
-        return
-    mine = pair_hashes(frame["claim"].tolist(), frame["passage"].tolist())
-    both = used.intersection(mine)
-    if both:
-        raise InputError(
-            "calibration_overlaps_adaptation",
-            f"{len(both)} (claim, passage) pair(s) of this sample were used to adapt the verifier "
-            "(`kit guard adapt`); calibrate on labelled pairs disjoint from the adaptation "
-            "sample, or the catch guarantee does not hold",
-            where=Location(str(source)),
-        )
-
-
-def _cv_auc(
-    frame: pd.DataFrame,
-    folds: np.ndarray,
-    score_fn: Callable[[pd.DataFrame, pd.DataFrame], np.ndarray],
-) -> tuple[float, np.ndarray]:
-    scores = np.zeros(len(frame))
-    for f in np.unique(folds):
-        test = folds == f
-        scores[test] = score_fn(frame[~test], frame[test])
-    from kit.stats.roc import roc_auc
-
-    return roc_auc(scores, (frame["label"] == "entailment").to_numpy()).auc, scores
-
-
-def adapt_verifier(
-    labelled: Path,
-    parent: str | Path,
-    out: Path,
-    epochs: int = 3,
-    lr: float = 3e-5,
-    batch_size: int = 16,
-    folds: int = 3,
-    seed: int = 0,
-    label_map: dict[str, str] | None = None,
-    device: str = "cpu",
-) -> dict[str, Any]:
-    """Fine-tune the parent card on ``labelled``; return the new card (with CV AUC before/after)."""
-    from kit.guard.verifier import load_card, resolve_verifier
-    from kit.hashing import file_sha256
-    from kit.stats.roc import roc_auc
-
-    parent_dir = resolve_verifier(parent)
-    pcard = load_card(parent_dir)
-    weights, config = tr.load_trainable(parent_dir)
-    frame = labelled_table(labelled, label_map)
-    sup = (frame["label"] == "entailment").to_numpy()
-    if sup.sum() < folds or (~sup).sum() < folds:
-        raise InputError(
-            "too_few_labels",
-            f"adaptation needs at least {folds} supported and {folds} unsupported pairs for "
-            f"{folds}-fold cross-validation; got {int(sup.sum())} and {int((~sup).sum())}",
-            where=Location(str(labelled), column="label"),
-        )
-    tok_text = (parent_dir / "tokenizer.json").read_text()
-    max_length = int(pcard.get("max_length", 256))
-    rng = np.random.default_rng(seed)
-    # stratified folds
-    fold = np.zeros(len(frame), dtype=int)
-    for cls in (True, False):
-        idx = np.flatnonzero(sup == cls)
-        fold[rng.permutation(idx)] = np.arange(idx.size) % folds
-    parent_v = load_verifier(parent_dir)
-    before_scores = parent_v.score(frame["claim"].tolist(), frame["passage"].tolist())
-    before = roc_auc(before_scores, sup).auc
-
-    def fit_on(train: pd.DataFrame) -> dict[str, np.ndarray]:
-        return tr.fit(
-            weights,
-            config,
-            tok_text,
-            train["claim"].tolist(),
-            train["passage"].tolist(),
-            tr.label_ids(train["label"].tolist()),
-            epochs=epochs,
-            batch_size=batch_size,
-            lr=lr,
-            warmup=0.1,
-            weight_decay=0.01,
-            max_length=max_length,
-            seed=seed,
-            device=device,
-        ).weights
-
-    def cv_score(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
-        w = fit_on(train)
-        with tempfile.TemporaryDirectory() as td:
-            write_cross_encoder(
-                Path(td) / "m",
-                w,
-                config,
-                tok_text,
-                name="cv fold",
-                scoring=pcard["extra"]["scoring"],
-                window=WindowSpec(**pcard["extra"]["window"]),
-                int8=False,
-            )
-            return load_verifier(Path(td) / "m").score(
-                test["claim"].tolist(), test["passage"].tolist()
-            )
-
-    t0 = time.perf_counter()
-    say(f"adapt: {len(frame)} labelled pairs, {folds}-fold cross-validation, {epochs} epochs each")
-    after, _ = _cv_auc(frame, fold, cv_score)
-    say(
-        f"cross-validated AUC on this sample: before {before:.3f}, after {after:.3f}; fitting on all"
-    )
-    w_all = fit_on(frame)
-    seconds = time.perf_counter() - t0
-    provenance = {
-        "parent_card_sha256": file_sha256(parent_dir / "card.json"),
-        "parent_name": pcard["name"],
-        "sample": str(labelled),
-        "sample_sha256": file_sha256(labelled),
-        "sample_n": len(frame),
-        "sample_labels": {
-            str(k): int(v) for k, v in frame["label"].value_counts().sort_index().items()
-        },
-        "epochs": epochs,
-        "lr": lr,
-        "batch_size": batch_size,
-        "seed": seed,
-        "seconds": round(seconds, 1),
-        "cv_folds": folds,
-        "cv_auc_before": round(float(before), 4),
-        "cv_auc_after": round(float(after), 4),
-        "pair_sha256": pair_hashes(frame["claim"].tolist(), frame["passage"].tolist()),
-        "note": "calibrate the guarantee on labelled pairs DISJOINT from this sample "
-        "(`kit guard calibrate` refuses overlap)",
-    }
-    extra = {k: v for k, v in pcard.get("extra", {}).items() if k in ("training", "validation")}
-    with tempfile.TemporaryDirectory() as td:
-        tmp = Path(td) / "model"
-        card = write_cross_encoder(
-            tmp,
-            w_all,
-            config,
-            tok_text,
-            name=f"{pcard['name']} + adapted on {Path(labelled).name}",
-            scoring=pcard["extra"]["scoring"],
-            window=WindowSpec(**pcard["extra"]["window"]),
-            validated_on=(
-                f"{folds}-fold cross-validated AUC on the adaptation sample (n={len(frame)}): "
-                f"{before:.3f} before, {after:.3f} after; parent: {pcard.get('validated_on', '')}"
-            ),
-            source=f"`kit guard adapt` of {pcard['name']}",
-            licence=pcard.get("licence", ""),
-            extra={"adaptation": provenance, "parent": extra},
-        )
-        tr.save_weights(tmp, w_all, config)
-        with atomic.staged_dir(out) as final:
-            final.chmod(0o755)
-            for f in sorted(tmp.iterdir()):
-                shutil.copy2(f, final / f.name)
-    return card
-
-
-def import_verifier(
-    model: Path,
-    tokenizer: Path,
-    labels: list[str],
-    out: Path,
-    scoring: str = "entailment",
-    name: str | None = None,
-    max_length: int = 256,
-) -> dict[str, Any]:
-    """Card folder for any ONNX cross-encoder: the model and tokenizer copied, sha256-pinned,
-    checked by one forward pass (inputs accepted, one output column per label)."""
-    from tokenizers import Tokenizer
-
-    from kit.guard.verifier import ModelCard, make_session
-
-    if "entailment" not in labels:
-        raise ConfigError(
-            "bad_parameter", f"--labels must name 'entailment'; got {','.join(labels)}"
-        )
-    if scoring not in SCORING_RULES:
-        raise ConfigError("bad_parameter", f"--scoring must be one of {', '.join(SCORING_RULES)}")
-    for p in (model, tokenizer):
-        if not Path(p).is_file():
-            raise InputError("missing_file", "file not found", where=Location(str(p)))
-    try:
-        tok = Tokenizer.from_file(str(tokenizer))
-    except Exception as exc:  # tokenizers raises a bare Exception on a bad file
-        raise InputError(
-            "bad_tokenizer", f"not a tokenizers JSON file ({exc})", where=Location(str(tokenizer))
-        ) from None
-    tok.enable_truncation(max_length=max_length)
-    tok.enable_padding(pad_id=0, pad_type_id=0, pad_token="[PAD]")
-    tok_text = tok.to_str(pretty=True)
-    try:
-        sess = make_session(Path(model))
-    except InputError:
-        raise
-    except Exception as exc:
-        raise InputError(
-            "bad_model", f"onnxruntime cannot load it ({exc})", where=Location(str(model))
-        ) from None
-    names = {i.name for i in sess.get_inputs()}
-    if not {"input_ids", "attention_mask"} <= names:
-        raise InputError(
-            "bad_model",
-            f"inputs must include input_ids and attention_mask; got {sorted(names)}",
-            where=Location(str(model)),
-        )
-    enc = tok.encode_batch([("a claim", "a passage")])
-    feed = {
-        "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
-        "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
-        "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
-    }
-    logits = np.asarray(sess.run(None, {k: v for k, v in feed.items() if k in names})[0])
-    if logits.ndim != 2 or logits.shape[1] not in (1, len(labels)):
-        raise InputError(
-            "bad_model",
-            f"output must be [batch, {len(labels)}] (one column per --labels entry); got {list(logits.shape)}",
-            where=Location(str(model)),
-        )
-    data = Path(model).read_bytes()
-    card = ModelCard(
-        name=name or Path(model).stem,
-        kind="cross-encoder",
-        onnx_file="model.onnx",
-        onnx_sha256=sha256_bytes(data),
-        tokenizer="tokenizer.json (imported; pair encoding, truncation "
-        f"{max_length}, pad to longest)",
-        tokenizer_sha256=sha256_bytes(tok_text.encode("utf-8")),
-        max_length=max_length,
-        scoring_rule=f"{scoring} (imported verifier); s = max over windows",
-        window_rule=WindowSpec().describe(),
-        validated_on="not validated by the kit: run `kit guard evaluate` on labelled pairs "
-        "before trusting it",
-        source=f"imported by `kit guard import-verifier` from {Path(model).name}",
-        extra={"labels": labels, "scoring": scoring, "imported_sha256": sha256_bytes(data)},
-    ).to_dict()
-    with atomic.staged_dir(out) as final:
-        final.chmod(0o755)
-        (final / "model.onnx").write_bytes(data)
-        (final / "tokenizer.json").write_text(tok_text, encoding="utf-8")
-        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
-    return card
-
-
-def with_seed(recipe: Recipe, seed: int, epochs: int | None = None) -> Recipe:
-    return replace(recipe, seed=seed, **({"epochs": epochs} if epochs else {}))
-
-
-__all__ = ["LABELS", "adapt_verifier", "import_verifier", "train_verifier"]
+__all__ = ["train_verifier"]

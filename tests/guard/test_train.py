@@ -20,8 +20,10 @@ pytest.importorskip("torch")
 from kit.cli import cli
 from kit.errors import ConfigError, InputError
 from kit.guard import train as tr
+from kit.guard.adapt import adapt_verifier
 from kit.guard.export import package_model_dir, tokenizer_json
-from kit.guard.nli_verifier import adapt_verifier, import_verifier, train_verifier
+from kit.guard.import_card import import_verifier
+from kit.guard.nli_verifier import train_verifier
 from kit.guard.train_data import Recipe
 from kit.guard.verifier import OnnxCrossEncoder, load_verifier
 from tests.guard.tiny_model import TINY_CONFIG, tiny_weights
