@@ -195,6 +195,12 @@ def adapt_cmd(
         f"trained on it), after {a['cv_auc_after']:.3f} ({a['cv_folds']}-fold cross-validated); "
         f"{a['seconds']:.0f}s"
     )
+    if not a["improved"]:
+        click.echo(
+            "warning: adaptation did not raise the cross-validated AUC on this sample; the "
+            "parent verifier is the better choice here (the new card records improved: false)",
+            err=True,
+        )
     _print_card(card, out)
 
 

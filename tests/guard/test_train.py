@@ -160,6 +160,7 @@ def test_adapt_writes_a_child_card_with_cv_auc(tmp_path: Path, trained: Path) ->
     a = card["extra"]["adaptation"]
     assert a["sample_n"] == 24 and a["cv_folds"] == 2
     assert 0 <= a["cv_auc_before"] <= 1 and 0 <= a["cv_auc_after"] <= 1
+    assert a["improved"] == (a["cv_auc_after"] > a["cv_auc_before"])
     assert len(a["parent_card_sha256"]) == 64 and len(a["sample_sha256"]) == 64
     assert isinstance(load_verifier(tmp_path / "adapted"), OnnxCrossEncoder)
 
