@@ -127,7 +127,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from kit.guard.export import build_verifier
-    from kit.guard.verifier import load_default_verifier
+    from kit.guard.verifier import load_verifier
 
     tmp = tempfile.TemporaryDirectory()
     vdir = args.verifier
@@ -147,10 +147,10 @@ def main() -> int:
         "variants": {},
     }
     for variant in ("fp32", "int8"):
-        load_default_verifier(
-            vdir, variant, args.device, args.batch_size, threads=args.threads
-        ).score(claims[:8], windows[:8])  # warm-up on a throwaway instance
-        v = load_default_verifier(vdir, variant, args.device, args.batch_size, threads=args.threads)
+        load_verifier(vdir, variant, args.device, args.batch_size, threads=args.threads).score(
+            claims[:8], windows[:8]
+        )  # warm-up on a throwaway instance
+        v = load_verifier(vdir, variant, args.device, args.batch_size, threads=args.threads)
         t = time.perf_counter()
         scores = np.asarray(v.score(claims, windows), dtype=float)
         dt = time.perf_counter() - t

@@ -568,15 +568,3 @@ def load_verifier(
         f"card kind must be 'bi-encoder' or 'cross-encoder'; got {d['kind']!r}",
         where=Location(str(folder / "card.json")),
     )
-
-
-def load_default_verifier(
-    verifier_dir: Path,
-    variant: str = "fp32",
-    device: str = "cpu",
-    batch_size: int = 32,
-    progress: bool = False,
-    threads: int = 0,
-) -> OnnxBiEncoder | OnnxCrossEncoder:
-    """The verifier in ``verifier_dir`` (kept for callers that pass a folder)."""
-    return load_verifier(Path(verifier_dir), variant, device, batch_size, progress, threads)

@@ -475,7 +475,7 @@ def planted_audit_minilm(
     (kit.guard.verifier, thresholds kit.grade.planted.MINILM_RULE). Embeddings are cached per
     text, so seeds after the first cost little; the first embeds ~1,000 abstracts (minutes on
     2 CPU cores)."""
-    from kit.guard.verifier import load_default_verifier
+    from kit.guard.verifier import load_verifier
 
-    scorer = load_default_verifier(Path(verifier_dir))
+    scorer = load_verifier(Path(verifier_dir))
     return _planted_tables(raw, n_seeds, scorer, pl.MINILM_RULE, "planted_minilm")

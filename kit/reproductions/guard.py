@@ -173,13 +173,13 @@ LABEL_NOTE = "construction-labelled PubMedQA pairs (not human gold)"
 
 def _verifier(verifier_dir: Path | None, tmp: Path, variant: str = "fp32") -> Any:
     from kit.guard.export import build_verifier
-    from kit.guard.verifier import load_default_verifier
+    from kit.guard.verifier import load_verifier
 
     if verifier_dir is None:
         verifier_dir = tmp / "verifier"
         if not (verifier_dir / "card.json").is_file():
             build_verifier(verifier_dir)
-    return load_default_verifier(verifier_dir, variant)
+    return load_verifier(verifier_dir, variant)
 
 
 def pubmedqa_scores(

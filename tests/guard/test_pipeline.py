@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from kit.cli import cli
 from kit.errors import InputError
 from kit.guard.pipeline import AnswerRecord, guard_answers, read_answers
-from kit.guard.verifier import load_default_verifier
+from kit.guard.verifier import load_verifier
 
 ANSWERS = [
     {
@@ -39,7 +39,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 
 def test_guard_moves_flags_never_deletes(verifier_dir: Path) -> None:
-    v = load_default_verifier(verifier_dir)
+    v = load_verifier(verifier_dir)
     recs = [AnswerRecord(a["answer_id"], a["answer"], a["passages"]) for a in ANSWERS]
     guarded, table = guard_answers(recs, v, tau=0.75)
     by = {(r.answer_id, r.cited): r for r in table.itertuples()}

@@ -17,7 +17,7 @@ from kit.guard.verifier import (
     ModelCard,
     OnnxCrossEncoder,
     Verifier,
-    load_default_verifier,
+    load_verifier,
     providers_for,
 )
 from kit.guard.windows import WindowSpec, passage_windows, split_sentences
@@ -63,7 +63,7 @@ def weights() -> dict[str, np.ndarray]:
 def test_parity_with_numpy_forward(
     verifier_dir: Path, weights: dict, variant: str, check: str
 ) -> None:
-    v = load_default_verifier(verifier_dir, variant)
+    v = load_verifier(verifier_dir, variant)
     got = v.embed(TEXTS)  # batched: padded to the longest, so this also checks the mask
     ref = np.stack([embed_one(weights, v.tokenizer.encode(t).ids) for t in TEXTS])
     if check == "maxabs":
@@ -82,11 +82,11 @@ def test_sha_mismatch_refused(verifier_dir: Path, tmp_path: Path) -> None:
     card["onnx_sha256"] = "0" * 64
     (bad / "card.json").write_text(json.dumps(card))
     with pytest.raises(IntegrityError):
-        load_default_verifier(bad)
+        load_verifier(bad)
 
 
 def test_score_reads_full_passage_not_prefix(verifier_dir: Path) -> None:
-    v = load_default_verifier(verifier_dir)
+    v = load_verifier(verifier_dir)
     assert isinstance(v, Verifier)
     filler = " ".join(f"The weather on day {i} was mild and unremarkable." for i in range(80))
     claim = "Metformin lowered HbA1c by 1.2 percentage points in type 2 diabetes."
