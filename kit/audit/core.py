@@ -8,7 +8,7 @@ Joins the existing pieces into one audit of an agent's runs:
 * The split-conformal flag rule of :mod:`kit.guard.conformal`: a found citation whose support
   score is ``<= tau`` is flagged. tau comes from unsupported-class calibration scores of the
   *same* verifier; the kit's default calibration set is construction-labelled (an item's
-  conclusion against the abstract of its on-topic MeSH neighbour -- :mod:`kit.grade.planted`),
+  conclusion against the abstract of its on-topic MeSH neighbour -- :mod:`kit.grade.pubmedqa_corpus`),
   drawn from corpus items the audited runs neither answer nor cite.
 * Re-attribution suggestions (DESIGN.md section B): BM25 (:mod:`kit.guard.reattribute`'s
   Lucene-idf BM25) over the whole corpus proposes the best other paper for a flagged claim; the

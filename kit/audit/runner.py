@@ -139,7 +139,7 @@ class Inputs:
 
 
 def _planted_sidecars(opts: AuditOptions) -> tuple[Path | None, Path | None, Path | None]:
-    """truth.csv / design.json / failed_lookups.txt written by `kit grade planted` beside RUNS."""
+    """truth.csv / design.json / failed_lookups.txt written beside RUNS by the `planted` subcommand of `kit grade`."""
     here = opts.runs.parent
     truth = opts.truth or (here / "truth.csv" if (here / "truth.csv").is_file() else None)
     design = here / "design.json" if truth is not None else None
@@ -378,13 +378,14 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     from kit.grade.behaviour import run_behaviour
     from kit.grade.citation_audit import (
         CLUSTER_NOTE,
+        FlakyResolver,
         SetResolver,
         SupportRule,
         audit_citations,
         audit_rates,
         citation_rows,
     )
-    from kit.grade.planted import FlakyResolver, build_corpus, claim_text
+    from kit.grade.pubmedqa_corpus import build_corpus, claim_text
     from kit.guard.calibration import (
         CalibrationSet,
         check_verifier,

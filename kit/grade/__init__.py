@@ -12,5 +12,8 @@ Functional core, one rule per home:
 * :mod:`kit.grade.behaviour` -- zero-tool, non-attempt, cite rates, tool calls.
 * :mod:`kit.grade.replay` -- the tool-response replay cache.
 * :mod:`kit.grade.frozen_core` -- all-roster-fail core and churn between decodes.
-* :mod:`kit.grade.planted` -- the planted-truth audit built from PubMedQA.
+* :mod:`kit.grade.pubmedqa_corpus` -- the PubMedQA abstracts as a corpus (texts, MeSH neighbours).
+
+The planted-truth generator (``planted.py``, behind the ``planted`` subcommand and the reproductions)
+builds test data; production paths never import it.
 """

@@ -63,6 +63,21 @@ class SetResolver:
 
 
 @dataclass(frozen=True)
+class FlakyResolver:
+    """A set corpus whose lookups of ``failed`` identifiers fail transiently: replays the
+    outages recorded in a failed_lookups file, so they count as ``transient``, never fabricated."""
+
+    known: frozenset[str]
+    failed: frozenset[str]
+
+    def resolve(self, values: Sequence[str]) -> dict[str, str]:
+        return {
+            v: "transient" if v in self.failed else "found" if v in self.known else "notfound"
+            for v in values
+        }
+
+
+@dataclass(frozen=True)
 class SupportRule:
     """L2 thresholds on the support score (declared; printed with every result)."""
 

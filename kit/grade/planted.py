@@ -42,7 +42,15 @@ import pandas as pd
 
 from kit.errors import check_param
 from kit.grade.checklist import Checklist, Criterion
-from kit.grade.citation_audit import SupportRule, audit_citations, citation_rows, rogan_gladen
+from kit.grade.citation_audit import (
+    FlakyResolver,
+    SupportRule,
+    audit_citations,
+    citation_rows,
+    rogan_gladen,
+)
+from kit.grade.pubmedqa_corpus import PubMedQACorpus, claim_text
+from kit.grade.pubmedqa_corpus import build_corpus as _build_corpus
 from kit.grade.runs import AgentRun, Citation, ToolCall
 from kit.grade.support import SupportScorer
 from kit.grade.text import content_tokens
@@ -86,23 +94,7 @@ class PlantedDesign:
         return self.p_wrong / (1.0 - self.p_fabricated)
 
 
-@dataclass(frozen=True)
-class PlantedCorpus:
-    """The PubMedQA corpus prepared once (texts, neighbours, checklist ingredients)."""
-
-    pmids: tuple[str, ...]
-    abstract: Mapping[str, str] = field(hash=False)
-    conclusion: Mapping[str, str] = field(hash=False)
-    question: Mapping[str, str] = field(hash=False)
-    neighbour: Mapping[str, str] = field(hash=False)  # only items with an on-topic neighbour
-    shared: Mapping[str, int] = field(hash=False)
-    meshes: Mapping[str, tuple[str, ...]] = field(hash=False)
-    mesh_df: Mapping[str, int] = field(hash=False)
-    token_df: Mapping[str, int] = field(hash=False)
-
-    @property
-    def pool(self) -> tuple[str, ...]:
-        return tuple(p for p in self.pmids if p in self.neighbour)
+PlantedCorpus = PubMedQACorpus  # the planted set draws from the PubMedQA corpus as it is
 
 
 def build_corpus(
@@ -110,39 +102,14 @@ def build_corpus(
     contexts: pd.DataFrame,
     meshes: pd.DataFrame,
     design: PlantedDesign = PlantedDesign(),
-) -> PlantedCorpus:
-    """Prepare texts and on-topic neighbours from the validated PubMedQA frames."""
-    pmids = tuple(sorted(items["pmid"].astype(str), key=int))
-    ctx = contexts.sort_values(["pmid", "section_index"])
-    abstract = {str(k): " ".join(v) for k, v in ctx.groupby("pmid", sort=True)["text"]}
-    conclusion = dict(zip(items["pmid"].astype(str), items["long_answer"], strict=True))
-    question = dict(zip(items["pmid"].astype(str), items["question"], strict=True))
-    mesh_df = meshes.groupby("mesh").size().to_dict()
-    limit = design.specific_mesh_max_share * len(pmids)
-    specific = meshes[meshes["mesh"].map(mesh_df) <= limit]
-    index = {p: i for i, p in enumerate(pmids)}
-    terms = sorted(specific["mesh"].unique())
-    tindex = {t: j for j, t in enumerate(terms)}
-    inc = np.zeros((len(pmids), len(terms)), dtype=np.int32)
-    for p, t in zip(specific["pmid"].astype(str), specific["mesh"], strict=True):
-        if p in index:
-            inc[index[p], tindex[t]] = 1
-    co = inc @ inc.T
-    np.fill_diagonal(co, -1)
-    best = co.argmax(axis=1)  # first maximum = smallest PMID (pmids sorted numerically)
-    neighbour, shared = {}, {}
-    for i, p in enumerate(pmids):
-        s = int(co[i, best[i]])
-        if s >= design.min_shared_mesh:
-            neighbour[p] = pmids[int(best[i])]
-            shared[p] = s
-    by_item = {str(k): tuple(v) for k, v in meshes.groupby("pmid", sort=True)["mesh"]}
-    token_df: dict[str, int] = {}
-    for p in pmids:
-        for t in set(content_tokens(abstract.get(p, "") + " " + conclusion[p])):
-            token_df[t] = token_df.get(t, 0) + 1
-    return PlantedCorpus(
-        pmids, abstract, conclusion, question, neighbour, shared, by_item, mesh_df, token_df
+) -> PubMedQACorpus:
+    """The PubMedQA corpus with the design's neighbour rule (min shared / specific MeSH)."""
+    return _build_corpus(
+        items,
+        contexts,
+        meshes,
+        min_shared_mesh=design.min_shared_mesh,
+        specific_mesh_max_share=design.specific_mesh_max_share,
     )
 
 
@@ -207,13 +174,6 @@ class PlantedSet:
     failed_lookups: frozenset[str]  # identifiers whose lookup fails transiently
 
 
-def claim_text(corpus: PlantedCorpus, pmid: str) -> str:
-    """The planted claim: the item's conclusion without its final full stop (the citation
-    marker goes there), exactly the span kit.grade.citation_audit.claim_for recovers."""
-    text = corpus.conclusion[pmid].strip()
-    return text[:-1].rstrip() if text.endswith(".") else text
-
-
 def _fake_pmid(rng: np.random.Generator, known: set[str]) -> str:
     while True:
         v = str(int(rng.integers(10_000_000, 99_999_999)))
@@ -274,20 +234,6 @@ def plant(
     chosen_set = set(chosen)
     calibration = tuple(p for p in pool if p not in chosen_set)
     return PlantedSet(design, seed, tuple(runs), pd.DataFrame(truth), calibration, failed)
-
-
-@dataclass(frozen=True)
-class FlakyResolver:
-    """A set corpus whose lookups of ``failed`` identifiers fail transiently (simulated outage)."""
-
-    known: frozenset[str]
-    failed: frozenset[str]
-
-    def resolve(self, values: Sequence[str]) -> dict[str, str]:
-        return {
-            v: "transient" if v in self.failed else "found" if v in self.known else "notfound"
-            for v in values
-        }
 
 
 # Declared L2 thresholds per instrument, set once from each instrument's score distributions on
