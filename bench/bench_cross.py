@@ -125,74 +125,53 @@ def read_weights(vdir: Path, onnx_path: Path) -> tuple[dict[str, np.ndarray], in
 
 
 class TorchCross:
-    """BERT encoder + mean pooling + linear classifier, float32, mirroring the ONNX graph."""
+    """The kit's own torch cross-encoder (kit.guard.torch_bert) holding the card's weights."""
 
     def __init__(self, weights: dict[str, np.ndarray], heads: int, eps: float) -> None:
         import torch
 
+        from kit.guard.torch_bert import from_weights
+
+        emb = weights["embeddings.word_embeddings.weight"]
+        config = {
+            "hidden_size": emb.shape[1],
+            "vocab_size": emb.shape[0],
+            "max_position_embeddings": weights["embeddings.position_embeddings.weight"].shape[0],
+            "type_vocab_size": weights["embeddings.token_type_embeddings.weight"].shape[0],
+            "intermediate_size": weights["encoder.layer.0.intermediate.dense.weight"].shape[0],
+            "num_hidden_layers": len(
+                {k.split(".")[2] for k in weights if k.startswith("encoder.layer.")}
+            ),
+            "num_attention_heads": heads,
+            "layer_norm_eps": eps,
+        }
         self.torch = torch
-        self.w = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in weights.items()}
-        self.heads, self.eps = heads, eps
-        self.layers = len({k.split(".")[2] for k in weights if k.startswith("encoder.layer.")})
+        self.model = from_weights(
+            weights, config, weights["classifier.weight"].shape[0], seed=0
+        ).eval()
 
     def logits(
         self, input_ids: np.ndarray, attention_mask: np.ndarray, token_type_ids: np.ndarray
     ) -> np.ndarray:
-        torch = self.torch
-        from torch.nn import functional as F
-
-        w = self.w
-        with torch.inference_mode():
-            ids_t = torch.from_numpy(input_ids)
-            m = torch.from_numpy(attention_mask).float()
-            b, t = ids_t.shape
-            x = (
-                w["embeddings.word_embeddings.weight"][ids_t]
-                + w["embeddings.position_embeddings.weight"][:t]
-                + w["embeddings.token_type_embeddings.weight"][torch.from_numpy(token_type_ids)]
+        t = self.torch
+        with t.inference_mode():
+            out = self.model(
+                t.from_numpy(input_ids), t.from_numpy(attention_mask), t.from_numpy(token_type_ids)
             )
-            hid = x.shape[-1]
-
-            def ln(h: Any, p: str) -> Any:
-                return F.layer_norm(h, (hid,), w[p + ".weight"], w[p + ".bias"], self.eps)
-
-            x = ln(x, "embeddings.LayerNorm")
-            d = hid // self.heads
-            bias = ((1.0 - m) * -1e4)[:, None, None, :]
-            for i in range(self.layers):
-                p = f"encoder.layer.{i}."
-
-                def lin(h: Any, name: str, p: str = p) -> Any:
-                    return F.linear(h, w[p + name + ".weight"], w[p + name + ".bias"])
-
-                q = lin(x, "attention.self.query").view(b, t, self.heads, d).transpose(1, 2)
-                k = lin(x, "attention.self.key").view(b, t, self.heads, d).transpose(1, 2)
-                v = lin(x, "attention.self.value").view(b, t, self.heads, d).transpose(1, 2)
-                att = torch.softmax(q @ k.transpose(-1, -2) * (1.0 / d**0.5) + bias, dim=-1) @ v
-                att = att.transpose(1, 2).reshape(b, t, hid)
-                x = ln(lin(att, "attention.output.dense") + x, p + "attention.output.LayerNorm")
-                h = F.gelu(lin(x, "intermediate.dense"))
-                x = ln(lin(h, "output.dense") + x, p + "output.LayerNorm")
-            pooled = (x * m[..., None]).sum(1) / m.sum(1, keepdim=True).clamp(min=1e-9)
-            out = F.linear(pooled, w["classifier.weight"], w["classifier.bias"])
-            return out.numpy()
+        return out.numpy()
 
 
 def _batches(tok: Any, claims: list[str], windows: list[str], batch_size: int) -> list[dict]:
     """Length-sorted pair batches, as OnnxCrossEncoder batches them (distinct pairs only)."""
+    from kit.guard.verifier import pair_feed
+
     pairs = sorted(
         set(zip(claims, windows, strict=True)), key=lambda cw: (len(cw[0]) + len(cw[1]), cw)
     )
     out = []
     for b in range(0, len(pairs), batch_size):
         enc = tok.encode_batch(pairs[b : b + batch_size])
-        out.append(
-            {
-                "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
-            }
-        )
+        out.append(pair_feed(enc))
     return out
 
 

@@ -20,19 +20,10 @@ from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 def _read_labelled(path: Path, label_map: dict[str, str]) -> tuple[pd.DataFrame, np.ndarray | None]:
     """The labelled pair table (kit.guard.pairtable) with labels normalised, and its ``type``
     column when present (one negative type per row; required on unsupported rows)."""
-    from kit.guard.pairtable import normalise_labels, read_pair_table
+    from kit.guard.pairtable import read_labelled_table
 
-    frame = read_pair_table(path)
+    frame = read_labelled_table(path, label_map)
     base = int(frame.attrs.get("row_base", 2))
-    if "label" not in frame.columns:
-        raise InputError(
-            "missing_column",
-            "a calibration sample needs a 'label' column (SUPPORT/CONTRADICT/NEI or "
-            "entailment/neutral/contradiction)",
-            where=Location(str(path), column="label"),
-        )
-    frame = frame.copy()
-    frame["label"] = normalise_labels(frame["label"], label_map)
     types = None
     if "type" in frame.columns:
         raw = frame["type"].tolist()

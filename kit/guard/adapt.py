@@ -24,21 +24,9 @@ from kit.errors import InputError, Location
 from kit.guard import train as tr
 from kit.guard.cross_export import write_cross_encoder
 from kit.guard.nli_verifier import say
+from kit.guard.pairtable import read_labelled_table
 from kit.guard.verifier import load_verifier
 from kit.guard.windows import WindowSpec
-
-
-def labelled_table(path: Path, label_map: dict[str, str] | None = None) -> pd.DataFrame:
-    """A lab's labelled pair table (claim, passage, label) with labels mapped to e/n/c."""
-    from kit.guard.pairtable import normalise_labels, read_pair_table
-
-    frame = read_pair_table(path)
-    if "label" not in frame:
-        raise InputError(
-            "missing_column", "a labelled table needs a 'label' column", where=Location(str(path))
-        )
-    frame = frame.assign(label=normalise_labels(frame["label"], label_map or {}))
-    return frame
 
 
 def pair_hashes(claims: list[str], passages: list[str]) -> list[str]:
@@ -114,7 +102,7 @@ def adapt_verifier(
     parent_dir = resolve_verifier(parent)
     pcard = load_card(parent_dir)
     weights, config = tr.load_trainable(parent_dir)
-    frame = labelled_table(labelled, label_map)
+    frame = read_labelled_table(labelled, label_map)
     sup = (frame["label"] == "entailment").to_numpy()
     if sup.sum() < folds or (~sup).sum() < folds:
         raise InputError(

@@ -11,7 +11,7 @@ import numpy as np
 from kit import atomic
 from kit.errors import ConfigError, InputError, Location
 from kit.guard.export import sha256_bytes
-from kit.guard.verifier import SCORING_RULES
+from kit.guard.verifier import SCORING_RULES, pair_feed
 from kit.guard.windows import WindowSpec
 
 
@@ -64,11 +64,7 @@ def import_verifier(
             where=Location(str(model)),
         )
     enc = tok.encode_batch([("a claim", "a passage")])
-    feed = {
-        "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
-        "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
-        "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
-    }
+    feed = pair_feed(enc)
     logits = np.asarray(sess.run(None, {k: v for k, v in feed.items() if k in names})[0])
     if logits.ndim != 2 or logits.shape[1] not in (1, len(labels)):
         raise InputError(

@@ -28,7 +28,7 @@ from kit import atomic
 from kit.errors import ConfigError
 from kit.guard import train as tr
 from kit.guard.cross_export import write_cross_encoder
-from kit.guard.export import package_model_dir, sha256_bytes, tokenizer_json
+from kit.guard.export import load_weights, package_model_dir, sha256_bytes, tokenizer_json
 from kit.guard.train_data import (
     BIOMEDICAL,
     NLI_FILES,
@@ -257,17 +257,14 @@ def train_verifier(
 
 
 def tr_load_base(base_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    from safetensors.numpy import load_file
-
-    path = base_dir / "model.safetensors"
-    if not path.is_file() or not (base_dir / "config.json").is_file():
+    """The base weights (``bert.`` prefixes dropped) and config of a BERT-family folder."""
+    if not (base_dir / "model.safetensors").is_file() or not (base_dir / "config.json").is_file():
         raise ConfigError(
             "bad_parameter",
             f"--base {base_dir}: expected a BERT-family folder with model.safetensors and config.json",
         )
-    w = load_file(str(path))
-    w = {k.removeprefix("bert."): v for k, v in w.items()}
-    return w, json.loads((base_dir / "config.json").read_text())
+    weights, config = load_weights(base_dir)
+    return {k.removeprefix("bert."): v for k, v in weights.items()}, config
 
 
 def data_hashes(raw: Path, sources: tuple[str, ...]) -> dict[str, str]:

@@ -291,6 +291,24 @@ def normalise_labels(
     return result
 
 
+def read_labelled_table(
+    path: str | Path, label_map: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """A labelled pair table (claim, passage, label): :func:`read_pair_table` with its labels
+    mapped by :func:`normalise_labels`; a table without a ``label`` column is an InputError."""
+    frame = read_pair_table(path)
+    if "label" not in frame.columns:
+        raise InputError(
+            "missing_column",
+            "a labelled pair table needs a 'label' column (SUPPORT/CONTRADICT/NEI or "
+            "entailment/neutral/contradiction)",
+            where=Location(str(path), column="label"),
+        )
+    frame = frame.copy()
+    frame["label"] = normalise_labels(frame["label"], label_map or {})
+    return frame
+
+
 def probability_column(label: str) -> str:
     """The output column of a class probability: 'p_' + the card label, lower case, [a-z0-9_]."""
     return "p_" + (re.sub(r"[^0-9a-z]+", "_", str(label).strip().lower()).strip("_") or "class")

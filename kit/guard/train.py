@@ -207,7 +207,7 @@ def onnx_logits(folder: Path, claims: Sequence[str], passages: Sequence[str]) ->
     """The exported fp32 graph's logits for the same pairs (no windows: the pair as given)."""
     from tokenizers import Tokenizer
 
-    from kit.guard.verifier import make_session
+    from kit.guard.verifier import make_session, pair_feed
 
     card = json.loads((folder / "card.json").read_text())
     sess = make_session(folder / card["onnx_file"])
@@ -215,11 +215,7 @@ def onnx_logits(folder: Path, claims: Sequence[str], passages: Sequence[str]) ->
     out = []
     for s in range(0, len(claims), 32):
         enc = tok.encode_batch(list(zip(claims[s : s + 32], passages[s : s + 32], strict=True)))
-        feed = {
-            "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
-        }
+        feed = pair_feed(enc)
         out.append(sess.run(None, feed)[0])
     return np.concatenate(out).astype(np.float64)
 

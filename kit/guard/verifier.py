@@ -145,6 +145,15 @@ def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def pair_feed(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
+    """onnxruntime inputs of a padded batch of encoded pairs (a graph takes what it declares)."""
+    return {
+        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+    }
+
+
 def flatten_windows(
     claims: Sequence[str], passages: Sequence[str], window: WindowSpec
 ) -> tuple[list[str], list[str], list[int]]:
@@ -373,11 +382,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
             for b in range(0, len(todo), self.batch_size):
                 chunk = todo[b : b + self.batch_size]
                 enc = self.tokenizer.encode_batch([pair for _, pair in chunk])
-                feed = {
-                    "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
-                    "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
-                    "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
-                }
+                feed = pair_feed(enc)
                 (logits,) = self.session.run(
                     None, {k: v for k, v in feed.items() if k in self.inputs}
                 )
