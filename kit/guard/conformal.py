@@ -292,3 +292,12 @@ def mondrian_tau(
     return MondrianThreshold(
         alpha=float(alpha), per_type=per, tau=max(th.tau for th in per.values())
     )
+
+
+def catch_verdict(catch: float, target: float) -> str:
+    """``ok`` when an achieved catch rate reaches its target, else ``below_target`` (NaN, i.e.
+    nothing calibrated, is ``refused``). A row, not a test: on one split a conformal catch may
+    fall below 1 - alpha, the guarantee being an average over calibration draws."""
+    if not math.isfinite(catch):
+        return "refused"
+    return "ok" if catch >= target else "below_target"

@@ -117,7 +117,7 @@ def coverage_table(
                     naive_catch=r.naive_catch,
                     frac_splits_below_target=r.frac_splits_below_target,
                     # the achieved (mean held-out) catch, not the promise, decides the verdict
-                    verdict="below_target" if r.conformal_catch < target else "ok",
+                    verdict=conformal.catch_verdict(r.conformal_catch, target),
                 )
             rows.append(row)
     return pd.DataFrame(rows)
@@ -293,7 +293,7 @@ def _transfer_table(pairs: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, dict[
                         "review_budget_hi": b.hi,
                         # below_target: the achieved catch misses the target (the guarantee
                         # holds for exchangeable negatives; a different type need not be)
-                        "verdict": "ok" if w.estimate >= target else "below_target",
+                        "verdict": conformal.catch_verdict(w.estimate, target),
                         "paper_catch_on_hard": PAPER_CATCH_ON_HARD[target]
                         if cal_on == "random" and test_on != "random"
                         else np.nan,

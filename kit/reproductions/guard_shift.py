@@ -195,7 +195,7 @@ def audit_rows(
                 "catch": catch,
                 "catch_lo": lo,
                 "catch_hi": hi,
-                "verdict": "ok" if catch >= 1.0 - alpha else "below_target",
+                "verdict": _verdict(catch, alpha),
             }
         )
     return rows
@@ -334,9 +334,7 @@ def repeated_splits(
 
 
 def _verdict(catch: float, alpha: float) -> str:
-    if not np.isfinite(catch):
-        return "refused"
-    return "ok" if catch >= 1.0 - alpha else "below_target"
+    return conformal.catch_verdict(catch, 1.0 - alpha)
 
 
 # --- the tables ---------------------------------------------------------------------------------
