@@ -18,7 +18,6 @@ import pandas as pd
 from kit import atomic
 from kit.commands.options import raw_option
 from kit.errors import ConfigError, InputError, Location
-from kit.guard.calibration import CalibrationSet
 from kit.report.tables import to_csv
 from kit.schema import validate_frame
 
@@ -86,25 +85,28 @@ def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
     """Split-conformal tau curve: tau = s_(k), k = ceil((n+1)(1-alpha)) on unsupported scores.
 
     Flag a citation when its score <= tau; catches >= 1-alpha of exchangeable unsupported
-    citations. Writes columns alpha, n_cal, k, tau, cal_recall (and flag_rate:supported when the
-    calibration carries supported scores). Refuses (exit 2) when an alpha needs k > n_cal.
+    citations. Writes columns alpha, n_cal, k, tau, cal_recall, guarantee (the statement with
+    its condition: which calibration sample the unsupported citations must be exchangeable
+    with) and false_flag_rate/_lo/_hi (Wilson 95% flag rate of the supported calibration
+    scores; empty without any). Refuses (exit 2) when an alpha needs k > n_cal.
 
     \b
     Example:
       kit guard tau --calibration qasa --alphas 0.02:0.50:0.02 --out tau.csv
     """
     from kit.guard import conformal
-    from kit.guard.calibration import load_calibration
+    from kit.guard.calibration import guarantee_columns, load_calibration
 
     cal = load_calibration(calibration, raw)
-    dep = {"supported": cal.supported} if cal.supported is not None else None
-    frame = pd.DataFrame(conformal.tau_curve(cal.unsupported, parse_alphas(alphas), dep))
+    frame = pd.DataFrame(conformal.tau_curve(cal.unsupported, parse_alphas(alphas)))
+    frame = frame.assign(**guarantee_columns(cal, frame["alpha"].to_numpy(float)))
     frame = validate_frame(frame, "guard_tau_curve", str(out))
     atomic.write_text(out, to_csv(frame, FLOAT_FMT))
     click.echo(
         f"tau curve: {len(frame)} alphas, n_cal={cal.unsupported.size}, "
         f"calibration sha256={cal.sha256[:16]} -> {out}"
     )
+    click.echo(f"  guarantee per row: {frame['guarantee'].iloc[0]}")
 
 
 @guard.command("coverage")
@@ -138,7 +140,7 @@ def coverage_cmd(
     Example:
       kit guard coverage --calibration qasa --n-cal 25,50,100,200 --splits 1000 --seed 0 --out coverage.csv
     """
-    from kit.guard.calibration import load_calibration
+    from kit.guard.calibration import guarantee_columns, load_calibration
     from kit.reproductions.guard import coverage_table
 
     cal = load_calibration(calibration, raw)
@@ -147,7 +149,7 @@ def coverage_cmd(
     if n_test is not None and n_test < 1:
         raise ConfigError("bad_parameter", f"--n-test must be >= 1; got {n_test}")
     frame = coverage_table(cal.unsupported, tg, ns, splits, seed, n_test)
-    frame = _with_guarantee(frame, cal)
+    frame = frame.assign(**guarantee_columns(cal, frame["alpha"].to_numpy(float)))
     frame = validate_frame(frame, "guard_coverage", str(out))
     atomic.write_text(out, to_csv(frame, FLOAT_FMT))
     refused = int(frame["verdict"].str.startswith("refused").sum())
@@ -159,42 +161,6 @@ def coverage_cmd(
     click.echo(f"  guarantee per row: {frame['guarantee'].iloc[0]}")
     if cal.supported is None:
         click.echo("  false-flag rate on supported citations: not measurable (no supported pairs)")
-
-
-def _with_guarantee(frame: pd.DataFrame, cal: CalibrationSet) -> pd.DataFrame:
-    """Coverage rows with the guarantee stated with its condition and the calibration source,
-    and the false-flag rate (Wilson 95%) of the supported calibration scores at the tau fitted
-    on the whole unsupported pool at that row's alpha (NaN without supported scores)."""
-    from kit.guard.calibration import condition_text
-    from kit.guard.conformal import conformal_tau
-    from kit.stats.wilson import wilson_ci
-
-    sup = cal.supported
-    text = condition_text(
-        cal.display_name,
-        cal.source_sha256,
-        int(cal.unsupported.size),
-        0 if sup is None else int(sup.size),
-        cal.types_present,
-    )
-    out = frame.copy()
-    out["guarantee"] = [
-        f"catch >= {100 * x:.4g}% of unsupported citations exchangeable with {text}"
-        for x in out["target"]
-    ]
-    ff = {"false_flag_rate": [], "false_flag_lo": [], "false_flag_hi": []}
-    for a in out["alpha"]:
-        if sup is None or sup.size == 0 or a * (cal.unsupported.size + 1) < 1:
-            vals = [np.nan, np.nan, np.nan]
-        else:
-            tau = conformal_tau(cal.unsupported, float(a)).tau
-            w = wilson_ci(int(np.sum(sup <= tau)), int(sup.size))
-            vals = [w.estimate, w.lo, w.hi]
-        for key, v in zip(ff, vals, strict=True):
-            ff[key].append(v)
-    for key, v in ff.items():
-        out[key] = v
-    return out
 
 
 def _json_dump(obj: object) -> str:

@@ -425,6 +425,47 @@ def condition_text(cal_name: str, sha: str, n_u: int, n_s: int, types: Sequence[
     return f"{cal_name} (sha256 {sha[:12]}, n = {n_u} unsupported{sup}; negative types: {kinds})"
 
 
+def guarantee_columns(cal: CalibrationSet, alphas: np.ndarray) -> dict[str, list[Any]]:
+    """Per-alpha columns every tau table carries beside its tau (issue 13).
+
+    * ``guarantee``: "catch >= (1 - alpha) of unsupported citations exchangeable with CAL", the
+      condition named by :func:`condition_text`;
+    * ``false_flag_rate`` / ``_lo`` / ``_hi``: flag rate (Wilson 95%) of the supported
+      calibration scores at the tau fitted on the whole unsupported pool at that alpha; NaN
+      when there are no supported scores or alpha needs k > n_cal.
+    """
+    from kit.guard.conformal import conformal_tau
+
+    sup = cal.supported
+    n_u = int(cal.unsupported.size)
+    text = condition_text(
+        cal.display_name,
+        cal.source_sha256,
+        n_u,
+        0 if sup is None else int(sup.size),
+        cal.types_present,
+    )
+    cols: dict[str, list[Any]] = {
+        "guarantee": [],
+        "false_flag_rate": [],
+        "false_flag_lo": [],
+        "false_flag_hi": [],
+    }
+    for a in np.asarray(alphas, dtype=float):
+        cols["guarantee"].append(
+            f"catch >= {100 * (1.0 - a):.4g}% of unsupported citations exchangeable with {text}"
+        )
+        if sup is None or sup.size == 0 or a * (n_u + 1) < 1:
+            vals = [np.nan, np.nan, np.nan]
+        else:
+            tau = conformal_tau(cal.unsupported, float(a)).tau
+            w = wilson_ci(int(np.sum(sup <= tau)), int(sup.size))
+            vals = [w.estimate, w.lo, w.hi]
+        for key, v in zip(("false_flag_rate", "false_flag_lo", "false_flag_hi"), vals, strict=True):
+            cols[key].append(v)
+    return cols
+
+
 def guarantee(
     cal: CalibrationSet,
     rule: GuardRule,

@@ -38,7 +38,14 @@ def test_tau_cli_csv_calibration_and_refusal(tmp_path: Path) -> None:
         cli, ["guard", "tau", "--calibration", str(cal), "--alphas", "0.1,0.5", "--out", str(out)]
     )
     assert ok.exit_code == 0, ok.output
-    assert [x["k"] for x in _read(out)] == ["18", "10"]
+    rows = _read(out)
+    assert [x["k"] for x in rows] == ["18", "10"]
+    # the tau is printed with its condition: the calibration sample it holds for
+    assert rows[0]["guarantee"].startswith("catch >= 90% of unsupported citations exchangeable")
+    assert "n = 19 unsupported, 1 supported" in rows[0]["guarantee"]
+    assert "guarantee per row: catch >= 90%" in ok.output
+    # the one supported score (0.9) lies above both taus: flagged 0 of 1, Wilson upper > 0
+    assert rows[0]["false_flag_rate"] == "0" and float(rows[0]["false_flag_hi"]) > 0.5
     bad = CliRunner().invoke(
         cli, ["guard", "tau", "--calibration", str(cal), "--alphas", "0.01", "--out", str(out)]
     )
