@@ -36,7 +36,7 @@ def cli() -> None:
     \b
     Start here:
       kit registry fetch          fetch every registered source (sha256-checked) into data/raw
-      kit db build                build the DuckDB catalog data/catalog.duckdb
+      kit db build                build the DuckDB catalog data/prepared/catalog.duckdb
       kit query "SELECT count(*) FROM pubmedqa_items"
       kit board check             check the transcribed published board against itself
 

@@ -10,7 +10,6 @@ import click
 from kit import atomic
 from kit.commands.options import format_option, raw_option
 from kit.registry.loaders import BOARD, published_board
-from kit.registry.sources import REPO_ROOT
 from kit.release.published_board import ROUNDING_TOLERANCE, check_board, summarise
 from kit.report.tables import render, to_csv
 from kit.schema import validate_frame
@@ -26,9 +25,9 @@ def board() -> None:
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=REPO_ROOT / "data" / "tables" / "board_check.csv",
-    show_default=True,
-    help="Where the per-row result csv is written (a .json summary lands beside it).",
+    default=None,
+    help="Write the per-row result csv here (a .json summary lands beside it); without it the "
+    "check only prints.",
 )
 @click.option(
     "--tolerance",
@@ -38,7 +37,7 @@ def board() -> None:
     help="Allowed |composite - mean(axes)|; the default is what 3-decimal rounding allows.",
 )
 @format_option
-def check_cmd(raw: Path, out: Path, tolerance: float, fmt: str) -> None:
+def check_cmd(raw: Path, out: Path | None, tolerance: float, fmt: str) -> None:
     """Check every board row: composite vs the mean of its printed axes, the rank interval,
     and which axes are present for its entry condition.
 
@@ -51,20 +50,22 @@ def check_cmd(raw: Path, out: Path, tolerance: float, fmt: str) -> None:
     Example: kit board check --out data/tables/board_check.csv
     """
     result = check_board(published_board(raw), tolerance=tolerance)
-    validate_frame(result, "board_check", str(out))
+    validate_frame(result, "board_check", str(out or BOARD))
     summary = summarise(result)
     summary["source"] = BOARD
-    atomic.write_text(out, to_csv(result))
-    atomic.write_text(
-        out.with_suffix(".json"), json.dumps(summary, indent=2, sort_keys=True) + "\n"
-    )
+    if out is not None:
+        atomic.write_text(out, to_csv(result))
+        atomic.write_text(
+            out.with_suffix(".json"), json.dumps(summary, indent=2, sort_keys=True) + "\n"
+        )
     failing = result[~result["ok"]]
     if len(failing):
         cols = ["table", "system", "composite", "axes_mean", "abs_delta", "rank_lo", "rank_hi"]
         click.echo(render(failing[[*cols, "failures"]], fmt, title="rows failing:"), nl=False)
     click.echo(
         f"rows checked: {summary['rows_checked']}, rows failing: {summary['rows_failing']}, "
-        f"max |delta|: {summary['max_abs_delta']:.6f} (tolerance {tolerance:.6f}); wrote {out}"
+        f"max |delta|: {summary['max_abs_delta']:.6f} (tolerance {tolerance:.6f})"
+        + (f"; wrote {out}" if out is not None else "")
     )
     if len(failing):
         raise SystemExit(1)

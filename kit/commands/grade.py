@@ -95,7 +95,7 @@ def grade() -> None:
       kit grade runs examples/grade/runs.jsonl
       kit grade judge examples/grade/runs.jsonl --checklists examples/grade/checklists.jsonl --out verdicts.csv
       kit grade checklist verdicts.csv --checklists examples/grade/checklists.jsonl --rates
-      kit grade audit-citations examples/grade/runs.jsonl --catalog data/catalog.duckdb
+      kit grade audit-citations examples/grade/runs.jsonl --catalog data/prepared/catalog.duckdb
       kit grade behaviour examples/grade/runs.jsonl --format markdown
       kit grade replay check examples/grade/runs.jsonl --cache examples/grade/cache.jsonl
       kit grade planted --out data/planted --seed 0
@@ -339,7 +339,7 @@ def audit_cmd(
     corpus for the identifier type: NCT today). L2: yes / partial / no at declared thresholds.
     Rates pooled, by identifier type, by model, with Wilson 95% CIs.
 
-    Example: kit grade audit-citations runs.jsonl --catalog data/catalog.duckdb --format markdown
+    Example: kit grade audit-citations runs.jsonl --catalog data/prepared/catalog.duckdb --format markdown
     """
     from kit.grade.citation_audit import (
         CLUSTER_NOTE,

@@ -21,7 +21,7 @@ from kit.registry.fetch import DEFAULT_DEST, verify_present
 from kit.registry.sources import REPO_ROOT, load_sources
 from kit.schema import validate_frame
 
-DEFAULT_DB = REPO_ROOT / "data" / "catalog.duckdb"
+DEFAULT_DB = REPO_ROOT / "data" / "prepared" / "catalog.duckdb"  # where `dvc repro` builds it
 
 
 def catalog_tables(raw: Path) -> dict[str, pd.DataFrame]:

@@ -88,3 +88,14 @@ def test_each_failure_kind_is_named(
     assert "axis_missing:retrieval" in fails[12]
     assert "composite_mismatch" in fails[13]
     assert "rows failing: 4" in out
+
+
+def test_check_without_out_writes_nothing(
+    registry_raw: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check is side-effect free: files appear only when --out is given."""
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli, ["board", "check", "--raw", str(registry_raw)])
+    assert res.exit_code == 1, res.output  # 4 published rows exceed the rounding tolerance
+    assert "rows checked: 46" in res.output and "wrote" not in res.output
+    assert list(tmp_path.iterdir()) == []
