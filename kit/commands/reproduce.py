@@ -11,7 +11,7 @@ import pandas as pd
 from kit.commands.options import format_option, raw_option
 from kit.release import receipts
 from kit.release import reproduce as rep
-from kit.report.tables import render
+from kit.report.tables import render, to_console
 
 # the frozen tables that need a verifier are of the similarity bi-encoder
 REPRODUCE_VERIFIER = "minilm-bi"
@@ -30,7 +30,10 @@ def reproduce() -> None:
 def list_cmd(fmt: str) -> None:
     """List every declared reproduction, its paper section and its tables.
 
-    Example: kit reproduce list
+    The terminal view shows name, section and title; --format csv, markdown, latex or json
+    adds the paper, the tables each writes and what each needs.
+
+    Example: kit reproduce list --format markdown
     """
     rows = [
         {
@@ -43,7 +46,11 @@ def list_cmd(fmt: str) -> None:
         }
         for d in rep.load_declarations()
     ]
-    click.echo(render(pd.DataFrame(rows), fmt), nl=False)
+    frame = pd.DataFrame(rows)
+    if fmt == "table":
+        click.echo(to_console(frame[["name", "section", "title"]], max_cell=48), nl=False)
+    else:
+        click.echo(render(frame, fmt), nl=False)
 
 
 @reproduce.command("run")

@@ -111,10 +111,25 @@ def to_json(frame: pd.DataFrame) -> str:
     return json.dumps(records, indent=2, sort_keys=False, allow_nan=False, default=str) + "\n"
 
 
-def to_console(frame: pd.DataFrame, float_fmt: str = "%.4g", title: str | None = None) -> str:
-    """A plain aligned text table (no colour codes, so it pipes cleanly)."""
+CONSOLE_CELL = 60
+"""Widest cell of a console table; longer text is clipped with '...' (the csv, JSON, markdown
+and LaTeX forms always carry the full text)."""
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def to_console(
+    frame: pd.DataFrame,
+    float_fmt: str = "%.4g",
+    title: str | None = None,
+    max_cell: int = CONSOLE_CELL,
+) -> str:
+    """A plain aligned text table (no colour codes, so it pipes cleanly); cells longer than
+    ``max_cell`` characters are clipped so that a row stays readable in a terminal."""
     header = [str(c) for c in frame.columns]
-    rows = _rows(frame, float_fmt)
+    rows = [[_clip(c, max_cell) for c in r] for r in _rows(frame, float_fmt)]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
     out = []
     if title:
