@@ -13,12 +13,35 @@ from typing import Any
 import click
 
 from kit import __version__
-from kit.commands import COMMAND_GROUPS
+from kit.commands import COMMANDS
 from kit.errors import KitError
 
 
 class KitGroup(click.Group):
-    """Maps every :class:`KitError` to one message on stderr and exit status 2."""
+    """Maps every :class:`KitError` to one message on stderr and exit status 2; loads each
+    command group on first use (:data:`kit.commands.COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(COMMANDS[cmd_name].load(), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the lazy table's summaries, without importing any group."""
+        rows = [
+            (
+                name,
+                COMMANDS[name].summary
+                if name in COMMANDS
+                else self.commands[name].get_short_help_str(),
+            )
+            for name in self.list_commands(ctx)
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -39,13 +62,12 @@ def cli() -> None:
       kit db build                build the DuckDB catalog data/prepared/catalog.duckdb
       kit query "SELECT count(*) FROM pubmedqa_items"
       kit board check             check the transcribed published board against itself
+      kit audit RUNS --out DIR    audit an agent's runs end to end: one report
+      kit certify SCORES --design DESIGN --out DIR
+                                  certify every pair of a score table (A beats B at alpha)
 
     Exit status: 0 ok, 1 a check failed, 2 bad input or configuration.
     """
-
-
-for _group in COMMAND_GROUPS:
-    cli.add_command(_group)
 
 
 def main() -> None:
