@@ -34,6 +34,7 @@ import numpy as np
 from scipy.stats import binom, wasserstein_distance
 
 from kit.certify import sensitivity
+from kit.certify.extended_reals import prod, times
 from kit.errors import ConfigError, check_param
 
 
@@ -54,35 +55,40 @@ def _arrays(
 def composed_bound(
     eps0: float, L: Sequence[float], eps: Sequence[float], xi: Sequence[float] | None = None
 ) -> np.ndarray:
-    """Theorem 2 by the recursion of Eq. (13): returns B_0..B_K (length K + 1)."""
-    check_param("eps0", eps0, eps0 >= 0, "a number >= 0", "composed_bound")
+    """Theorem 2 by the recursion of Eq. (13): returns B_0..B_K (length K + 1).
+
+    Constants may be inf (no finite constant is known): L_k B_{k-1} is multiplied by
+    :func:`kit.certify.extended_reals.times`, so a zero incoming bound (identical laws) or a zero
+    L_k (a stage that forgets its input) carries 0, and anything else times inf is inf.
+    """
+    check_param("eps0", eps0, eps0 >= 0, "a number >= 0 (inf allowed)", "composed_bound")
     L_a, e_a, x_a = _arrays(L, eps, xi, "composed_bound")
     out = np.empty(L_a.size + 1)
     out[0] = eps0
     for k in range(L_a.size):
-        # 0 * inf is a vacuous bound, not NaN: an infinite L_k with no incoming error adds 0.
-        carried = 0.0 if out[k] == 0 else L_a[k] * out[k]
-        out[k + 1] = carried + e_a[k] + x_a[k]
+        out[k + 1] = times(L_a[k], out[k]) + e_a[k] + x_a[k]
     return out
 
 
 def unrolled_bound(
     eps0: float, L: Sequence[float], eps: Sequence[float], xi: Sequence[float] | None = None
 ) -> np.ndarray:
-    """Theorem 2 in the product form of Eq. (12), B_0..B_K (an empty product is 1)."""
-    check_param("eps0", eps0, eps0 >= 0, "a number >= 0", "unrolled_bound")
+    """Theorem 2 in the product form of Eq. (12), B_0..B_K (an empty product is 1).
+
+    Every product, eps_0 prod_{j<=m} L_j and (eps_k + xi_k) prod_{k<j<=m} L_j, goes through
+    :func:`kit.certify.extended_reals.prod` (0 * inf = 0), so it equals :func:`composed_bound`
+    on every input in [0, inf].
+    """
+    check_param("eps0", eps0, eps0 >= 0, "a number >= 0 (inf allowed)", "unrolled_bound")
     L_a, e_a, x_a = _arrays(L, eps, xi, "unrolled_bound")
     K = L_a.size
     out = np.empty(K + 1)
     out[0] = eps0
-    with np.errstate(invalid="ignore"):
-        for m in range(1, K + 1):
-            total = eps0 * float(np.prod(L_a[:m])) if eps0 > 0 else 0.0
-            for k in range(1, m + 1):
-                err = e_a[k - 1] + x_a[k - 1]
-                if err > 0:
-                    total += err * float(np.prod(L_a[k:m]))
-            out[m] = total
+    for m in range(1, K + 1):
+        total = times(eps0, prod(L_a[:m]))
+        for k in range(1, m + 1):
+            total += times(e_a[k - 1] + x_a[k - 1], prod(L_a[k:m]))
+        out[m] = total
     return out
 
 
@@ -94,10 +100,16 @@ def is_nonexpansive(L: Sequence[float]) -> bool:
 def additive_bound(
     eps0: float, eps: Sequence[float], xi: Sequence[float] | None = None
 ) -> np.ndarray:
-    """Corollary 2: eps_0 + cumulative sum of (eps_k + xi_k), B_0..B_K. Valid only if all L_k <= 1."""
-    check_param("eps0", eps0, eps0 >= 0, "a number >= 0", "additive_bound")
+    """Corollary 2: eps_0 + cumulative sum of (eps_k + xi_k), B_0..B_K. Valid only if all L_k <= 1.
+
+    Sums only, so an infinite eps_0, eps_k or xi_k makes the bound inf from there on.
+    """
+    check_param("eps0", eps0, eps0 >= 0, "a number >= 0 (inf allowed)", "additive_bound")
     e_a = np.asarray(eps, dtype=float)
     x_a = np.zeros_like(e_a) if xi is None else np.asarray(xi, dtype=float)
+    for name, a in (("eps", e_a), ("xi", x_a)):
+        ok = bool(np.all(a >= 0)) and not bool(np.any(np.isnan(a)))
+        check_param(name, a.tolist(), ok, "numbers >= 0 (inf allowed)", "additive_bound")
     return np.concatenate([[eps0], eps0 + np.cumsum(e_a + x_a)])
 
 
@@ -113,8 +125,10 @@ def window_bound(
 
     ``eps_prev`` bounds W_{d_{i-1}}(nu_{A,i-1}, nu_{B,i-1}); ``L, eps, xi`` hold one value per
     stage 1..K. ``eps`` is read only inside the window (downstream stages are common); every
-    ``xi_k`` from stage i on is charged. An independently bounded downstream difference must be
-    propagated and added by the caller (the sentence after Eq. (14)).
+    ``xi_k`` from stage i on is charged. An independently bounded difference must be
+    propagated and added by the caller (the sentence after Eq. (14)). Computed by the
+    recursion (13) over the window and then over the common stages with eps_k = 0, which is
+    Eq. (14) unrolled; 0 * inf = 0 as in :func:`composed_bound`.
     """
     L_a, e_a, x_a = _arrays(L, eps, xi, "window_bound")
     K = L_a.size
@@ -131,10 +145,61 @@ def utility_bound(
     eps: Sequence[float],
     xi: Sequence[float] | None = None,
 ) -> float:
-    """Theorem 3, Eq. (15): L_U times Theorem 2's bound at m = K (Kantorovich-Rubinstein)."""
-    check_param("L_U", L_U, L_U >= 0, "a number >= 0", "utility_bound")
-    b = composed_bound(eps0, L, eps, xi)[-1]
-    return 0.0 if L_U == 0 else float(L_U * b)
+    """Theorem 3, Eq. (15): L_U times Theorem 2's bound at m = K (Kantorovich-Rubinstein).
+
+    With K = 0 stages this is L_U eps_0. L_U = 0 (a constant utility) gives 0 whatever the
+    bound, and a zero bound gives 0 whatever L_U (:func:`kit.certify.extended_reals.times`).
+    """
+    check_param("L_U", L_U, L_U >= 0, "a number >= 0 (inf allowed)", "utility_bound")
+    return times(L_U, composed_bound(eps0, L, eps, xi)[-1])
+
+
+@dataclass(frozen=True)
+class StageBound:
+    """Theorem 2, Corollary 2 and Theorem 3 at interface k (k = 0 is the entry)."""
+
+    stage: int
+    L: float  # NaN at k = 0
+    eps: float  # eps_0 at k = 0
+    xi: float  # NaN at k = 0
+    bound: float  # recursion, Eq. (13)
+    bound_unrolled: float  # product form, Eq. (12)
+    additive_bound: float  # Corollary 2; NaN when some L_j > 1 for j <= k (hypothesis fails)
+    utility_bound: float  # Theorem 3, Eq. (15), at m = k
+
+
+def stage_bounds(
+    eps0: float,
+    L: Sequence[float],
+    eps: Sequence[float],
+    xi: Sequence[float] | None = None,
+    L_U: float = 1.0,
+) -> list[StageBound]:
+    """Every bound of Theorem 2 (both forms), Corollary 2 and Theorem 3 at k = 0..K.
+
+    Infinite inputs are allowed (no finite constant known) and give inf where the paper's
+    products carry them (0 * inf = 0, :mod:`kit.certify.extended_reals`); an inf bound is
+    vacuous, not an error.
+    """
+    L_a, e_a, x_a = _arrays(L, eps, xi, "stage_bounds")
+    rec = composed_bound(eps0, L_a, e_a, x_a)
+    unr = unrolled_bound(eps0, L_a, e_a, x_a)
+    add = additive_bound(eps0, e_a, x_a)
+    out = [
+        StageBound(
+            0, math.nan, float(eps0), math.nan, float(rec[0]), float(unr[0]), float(add[0]),
+            utility_bound(L_U, eps0, [], [], []),
+        )
+    ]  # fmt: skip
+    for k in range(1, L_a.size + 1):
+        out.append(
+            StageBound(
+                k, float(L_a[k - 1]), float(e_a[k - 1]), float(x_a[k - 1]), float(rec[k]),
+                float(unr[k]), float(add[k]) if is_nonexpansive(L_a[:k]) else math.nan,
+                utility_bound(L_U, eps0, L_a[:k], e_a[:k], x_a[:k]),
+            )
+        )  # fmt: skip
+    return out
 
 
 def wasserstein_1d(support: np.ndarray, p: np.ndarray, q: np.ndarray) -> float:

@@ -25,7 +25,9 @@ The instantiation here (the paper leaves C and R open; these are kit choices):
   which outweighs any change of the structure gradient, bounded by 2). Anchors are exact when
   the shared papers' masses agree across the graphs: ``anchored_masses`` gives each shared paper
   the same mass in both graphs (u = 1 / max(|V|, |V'|), split among its nodes) and spreads the
-  rest evenly. Any mass the solver still puts on forbidden pairs is reported
+  rest evenly -- the importance weights w_V are then not used (``node_masses`` says which rule
+  produced the masses; "anchored" falls back to the weights when no paper id is shared). Any
+  mass the solver still puts on forbidden pairs is reported
   (``anchor_violation``), never hidden; the reported value uses the unpenalised C.
 * Solver: ``ot.gromov.fused_gromov_wasserstein`` (conditional gradient from the product
   coupling, square loss). The problem is non-convex: the value is a local optimum, an upper
@@ -167,14 +169,34 @@ def forbidden_pairs(a: ClaimGraph, b: ClaimGraph) -> np.ndarray:
     return (anch_a[:, None] | anch_b[None, :]) & differ
 
 
-def anchored_masses(a: ClaimGraph, b: ClaimGraph) -> tuple[np.ndarray, np.ndarray]:
-    """Masses under which the anchors are exact: each shared paper gets u = 1/max(|V|, |V'|) in
-    both graphs (split evenly among its nodes), the rest of each graph shares 1 - |S| u evenly.
-    Falls back to the graphs' own normalised weights when a graph has no unanchored node left
-    to carry its remaining mass (the anchors are then only as hard as the big-M penalty)."""
-    shared = shared_papers(a, b)
+MASSES = ("anchored", "weights", "uniform")
+
+
+def _normalised(g: ClaimGraph) -> np.ndarray:
+    return g.weights / g.weights.sum()
+
+
+def node_masses(a: ClaimGraph, b: ClaimGraph, masses: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """The node masses (m, m') of Eq. (20) under the rule ``masses`` and the rule actually used.
+
+    "weights": the normalised importance weights w_V of Definition 13. "uniform": 1/|V|.
+    "anchored": each paper id shared by both graphs gets u = 1/max(|V|, |V'|) in both graphs
+    (split evenly among its nodes) and the rest of each graph shares 1 - |S| u evenly, which
+    makes the anchors exact -- the weights w_V are then *not* used. It falls back to "weights"
+    when no paper id is shared, or when a graph has no unanchored node left to carry its
+    remaining mass (the anchors are then only as hard as the big-M penalty); the third value
+    says which rule produced the masses ("anchored", "weights" or "uniform").
+    """
+    check_param("masses", masses, masses in MASSES, f"one of {', '.join(MASSES)}", "node_masses")
+    if masses == "uniform":
+        return (
+            np.full(len(a.nodes), 1 / len(a.nodes)),
+            np.full(len(b.nodes), 1 / len(b.nodes)),
+            masses,
+        )
+    shared = shared_papers(a, b) if masses == "anchored" else set()
     if not shared:
-        return a.weights / a.weights.sum(), b.weights / b.weights.sum()
+        return _normalised(a), _normalised(b), "weights"
     u = 1.0 / max(len(a.nodes), len(b.nodes))
     out = []
     for g in (a, b):
@@ -185,11 +207,17 @@ def anchored_masses(a: ClaimGraph, b: ClaimGraph) -> tuple[np.ndarray, np.ndarra
             m[carriers] = u / len(carriers)
         remaining = 1.0 - len(shared) * u
         if remaining > 1e-12 and not rest:
-            return a.weights / a.weights.sum(), b.weights / b.weights.sum()
+            return _normalised(a), _normalised(b), "weights"
         if rest:
             m[rest] = remaining / len(rest)
         out.append(m)
-    return out[0], out[1]
+    return out[0], out[1], "anchored"
+
+
+def anchored_masses(a: ClaimGraph, b: ClaimGraph) -> tuple[np.ndarray, np.ndarray]:
+    """Masses under which the anchors are exact (:func:`node_masses` with "anchored")."""
+    p, q, _ = node_masses(a, b, "anchored")
+    return p, q
 
 
 @dataclass(frozen=True)
@@ -203,6 +231,7 @@ class FGWResult:
     n_anchors: int
     anchor_violation: float  # mass on anchor-forbidden pairs
     plan: np.ndarray
+    masses: str = "weights"  # the rule that produced the node masses (node_masses)
 
 
 def fgw_objective(
@@ -230,7 +259,8 @@ def fgw_distance(
 ) -> FGWResult:
     """Eq. (20) between two claim graphs with hard anchors on shared paper ids.
 
-    ``masses``: "anchored" (:func:`anchored_masses`), "weights" (normalised w_V) or "uniform".
+    ``masses``: "anchored", "weights" (normalised w_V) or "uniform" (:func:`node_masses`);
+    ``FGWResult.masses`` says which rule was used ("anchored" ignores w_V).
     ``cost`` overrides the node cost C (shape |V| x |V'|, values in [0, 1]).
     """
     check_param("lam", lam, 0 <= lam <= 1, "in [0, 1]", "fgw_distance")
@@ -238,14 +268,7 @@ def fgw_distance(
     if c.shape != (len(a.nodes), len(b.nodes)):
         raise ConfigError("bad_parameter", "fgw_distance: cost must be |V| x |V'|")
     r1, r2 = structure_matrix(a), structure_matrix(b)
-    if masses == "anchored":
-        p, q = anchored_masses(a, b)
-    elif masses == "weights":
-        p, q = a.weights / a.weights.sum(), b.weights / b.weights.sum()
-    elif masses == "uniform":
-        p, q = np.full(len(a.nodes), 1 / len(a.nodes)), np.full(len(b.nodes), 1 / len(b.nodes))
-    else:
-        raise ConfigError("bad_parameter", f"fgw_distance: unknown masses {masses!r}")
+    p, q, used = node_masses(a, b, masses)
     forb = forbidden_pairs(a, b) if anchors else np.zeros_like(c, dtype=bool)
     n_anchors = len(shared_papers(a, b)) if anchors else 0
     if forb.any() and lam >= 1:
@@ -262,4 +285,5 @@ def fgw_distance(
         )
     plan = np.asarray(plan, dtype=float)
     value, feature, structure = fgw_objective(c, r1, r2, plan, lam)
-    return FGWResult(value, feature, structure, lam, n_anchors, float(np.sum(plan[forb])), plan)
+    violation = float(np.sum(plan[forb]))
+    return FGWResult(value, feature, structure, lam, n_anchors, violation, plan, used)

@@ -57,13 +57,16 @@ _format_option = click.option(
 def theory() -> None:
     """Theory toolkit: L_M, composition bounds, controllability distance, graph discrepancy.
 
+    Every example runs from the project root on the small synthetic files of examples/theory/
+    (ids start with syn-; see its README.md).
+
     \b
     Examples:
-      kit theory lm runs.csv --out lm.csv
-      kit theory compose stages.csv --eps0 0.05 --L-U 1 --format markdown
-      kit theory distance transitions.csv states.csv --system-a A --system-b B --out checks.csv
-      kit theory radius pairs.csv --lam-in 0.5
-      kit theory fgw nodes.csv edges.csv --lam 0.5 --out fgw.csv
+      kit theory lm examples/theory/runs.csv
+      kit theory compose examples/theory/stages.csv --eps0 0.05 --L-U 1 --format markdown
+      kit theory distance examples/theory/transitions.csv examples/theory/states.csv --system-a syn-A --system-b syn-B
+      kit theory radius examples/theory/pairs.csv --lam-in 0.5
+      kit theory fgw examples/theory/nodes.csv examples/theory/edges.csv --lam 0.5
     """
 
 
@@ -86,7 +89,9 @@ def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt
     pooled, per-system and leave-one-system-out fits of each design with coverage and the
     count of expanding runs (y > x).
 
-    Example: kit theory lm runs.csv --design ratio_q95 --design affine --out lm.csv
+    \b
+    Examples:
+      kit theory lm examples/theory/runs.csv --design ratio_q95 --design affine
     """
     from kit.certify import sensitivity
 
@@ -105,72 +110,88 @@ def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt
 
 @theory.command("compose")
 @click.argument("stages", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--eps0", type=float, required=True, help="Bound on the entry discrepancy W_0.")
-@click.option("--L-U", "L_U", type=float, default=1.0, show_default=True, help="Utility constant.")
+@click.option(
+    "--eps0",
+    type=float,
+    required=True,
+    help="Bound on the entry discrepancy W_0 (>= 0; inf = unbounded, which makes every bound "
+    "that carries it inf, i.e. vacuous, unless a stage with L = 0 forgets its input).",
+)
+@click.option(
+    "--L-U", "L_U", type=float, default=1.0, show_default=True, help="Utility constant (>= 0)."
+)
 @_out_option
 @_format_option
 def compose_cmd(stages: Path, eps0: float, L_U: float, out: Path | None, fmt: str) -> None:
     """Theorem 2 (recursion and product form), Corollary 2 and Theorem 3 from stage constants.
 
-    STAGES is a CSV with columns stage (1..K), L, eps and optional xi and name.
+    STAGES is a CSV with columns stage (1..K), L, eps and optional xi and name; a constant may
+    be inf (no finite constant known). Products follow the paper's rule 0 * inf = 0 (a zero
+    distance or a zero constant contributes nothing); an inf bound is printed as inf and
+    reported on stderr as vacuous.
 
-    Example: kit theory compose stages.csv --eps0 0.05 --L-U 1 --format markdown
+    \b
+    Examples:
+      kit theory compose examples/theory/stages.csv --eps0 0.05 --L-U 1 --format markdown
+      kit theory compose examples/theory/stages_zero_inf.csv --eps0 0.05
+      kit theory compose examples/theory/stages.csv --eps0 inf
     """
     from kit.certify import composition
 
+    for name, v in (("--eps0", eps0), ("--L-U", L_U)):
+        if not v >= 0:
+            raise ConfigError("bad_parameter", f"{name} must be a number >= 0 or inf, got {v}")
     frame = read_table(stages, "theory_stages").sort_values("stage").reset_index(drop=True)
     if frame.empty or frame["stage"].tolist() != list(range(1, len(frame) + 1)):
         raise InputError(
             "bad_stages", "stages must be numbered 1..K without gaps", where=Location(str(stages))
         )
-    names = frame["name"].fillna("").tolist() if "name" in frame else [""] * len(frame)
-    L = frame["L"].to_numpy(float)
-    eps = frame["eps"].to_numpy(float)
-    xi = frame["xi"].fillna(0.0).to_numpy(float) if "xi" in frame else np.zeros(len(frame))
-    rec = composition.composed_bound(eps0, L, eps, xi)
-    unr = composition.unrolled_bound(eps0, L, eps, xi)
-    add = composition.additive_bound(eps0, eps, xi)
-    rows = [
-        {"stage": 0, "name": "entry", "L": np.nan, "eps": eps0, "xi": np.nan, "bound": rec[0],
-         "bound_unrolled": unr[0], "additive_bound": add[0], "utility_bound": L_U * rec[0]}
-    ]  # fmt: skip
-    for k in range(1, len(frame) + 1):
-        nonexp = composition.is_nonexpansive(L[:k])
-        rows.append(
-            {
-                "stage": k,
-                "name": names[k - 1],
-                "L": L[k - 1],
-                "eps": eps[k - 1],
-                "xi": xi[k - 1],
-                "bound": rec[k],
-                "bound_unrolled": unr[k],
-                "additive_bound": add[k] if nonexp else np.nan,
-                "utility_bound": composition.utility_bound(L_U, eps0, L[:k], eps[:k], xi[:k]),
-            }
+    names = ["entry"] + (
+        frame["name"].fillna("").tolist() if "name" in frame else [""] * len(frame)
+    )
+    xi = frame["xi"].fillna(0.0).to_numpy(float) if "xi" in frame else None
+    rows = composition.stage_bounds(
+        eps0, frame["L"].to_numpy(float), frame["eps"].to_numpy(float), xi, L_U
+    )
+    table = pd.DataFrame([r.__dict__ for r in rows])
+    table.insert(1, "name", names)
+    vacuous = [str(r.stage) for r in rows if np.isinf(r.bound)]
+    if vacuous:
+        click.echo(
+            f"warning: the Theorem 2 bound is inf (vacuous) at stage(s) {', '.join(vacuous)}: an "
+            "infinite eps0/L/eps/xi is carried there by a nonzero factor",
+            err=True,
         )
-    _emit(pd.DataFrame(rows), "theory_compose", out, fmt, "composition bound")
+    _emit(table, "theory_compose", out, fmt, "composition bound")
 
 
 def _kernels(
-    transitions: pd.DataFrame, states: pd.DataFrame, system: str, source: str
+    transitions: pd.DataFrame,
+    states: pd.DataFrame,
+    system: str,
+    transitions_file: str,
+    states_file: str,
 ) -> BranchKernels:
+    """One system's logged kernels; an error names the file that holds the offending column."""
     from kit.certify import distance
 
     st = states[states["system"] == system]
     tr = transitions[transitions["system"] == system]
     if st.empty:
         raise InputError(
-            "unknown_system", f"no states for system {system!r}", where=Location(source)
+            "unknown_system",
+            f"no states for system {system!r}",
+            where=Location(states_file, column="system"),
         )
     known = set(st["state"])
     for col in ("state", "next_state"):
-        bad = sorted(set(tr[col]) - known)
-        if bad:
+        bad = tr[~tr[col].isin(known)]
+        if not bad.empty:
             raise InputError(
                 "unknown_state",
-                f"system {system!r}: {col} {bad[0]!r} has no row in the states table",
-                where=Location(source, column=col),
+                f"system {system!r}: {col} {bad[col].iloc[0]!r} has no row in the states "
+                f"file {states_file}",
+                where=Location(transitions_file, row=_file_row(bad), column=col),
             )
     labels = sorted(set(transitions["label"]))
     return distance.empirical_kernels(
@@ -179,6 +200,11 @@ def _kernels(
         list(tr[["state", "label", "next_state", "count"]].itertuples(index=False, name=None)),
         labels=labels,
     )
+
+
+def _file_row(bad: pd.DataFrame) -> int:
+    """The 1-based file row (header = row 1) of the first offending row of a read table."""
+    return int(bad.index[0]) + 2
 
 
 def _whole_system(
@@ -197,12 +223,12 @@ def _whole_system(
     for system, k in ((system_a, ka), (system_b, kb)):
         sub = entries[entries["system"] == system]
         index = {s: i for i, s in enumerate(k.states)}
-        bad = sorted(set(sub["state"]) - set(index))
-        if bad:
+        bad = sub[~sub["state"].isin(set(index))]
+        if not bad.empty:
             raise InputError(
                 "unknown_state",
-                f"system {system!r}: entry state {bad[0]!r} is not a logged state",
-                where=Location(source, column="state"),
+                f"system {system!r}: entry state {bad['state'].iloc[0]!r} is not a logged state",
+                where=Location(source, row=_file_row(bad), column="state"),
             )
         laws.append(
             {
@@ -267,7 +293,10 @@ def distance_cmd(
     contraction modulus gamma (1 - beta), uniqueness and the pseudometric properties of the
     fixed point on the disjoint union of the two systems.
 
-    Example: kit theory distance transitions.csv states.csv --system-a A --system-b B --out checks.csv
+    \b
+    Examples:
+      kit theory distance examples/theory/transitions.csv examples/theory/states.csv --system-a syn-A --system-b syn-B
+      kit theory distance examples/theory/transitions.csv examples/theory/states.csv --system-a syn-A --system-b syn-B --entries examples/theory/entries.csv --format markdown
     """
     from kit.certify import distance
 
@@ -275,8 +304,8 @@ def distance_cmd(
     st = read_table(states, "theory_states")
     if system_a == system_b:
         raise ConfigError("bad_parameter", "--system-a and --system-b must differ")
-    ka = _kernels(tr, st, system_a, str(states))
-    kb = _kernels(tr, st, system_b, str(states))
+    ka = _kernels(tr, st, system_a, str(transitions), str(states))
+    kb = _kernels(tr, st, system_b, str(transitions), str(states))
     rng = np.random.default_rng(seed)
     cc = distance.contraction_check(ka, kb, gamma, beta, rng, tol=tol)
     fp = distance.fixed_point(ka, kb, gamma, beta, tol=tol)
@@ -343,7 +372,9 @@ def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str) -> None:
     PAIRS: task_id, exit_dist, and entry_dist or (e_a, e_b) -- each entry's distance to the
     reference, which brackets the entry term by |e_a - e_b| .. e_a + e_b.
 
-    Example: kit theory radius pairs.csv --lam-in 0.5 --format markdown
+    \b
+    Examples:
+      kit theory radius examples/theory/pairs.csv --lam-in 0.5 --format markdown
     """
     from kit.certify import distance
 
@@ -367,6 +398,11 @@ def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str) -> None:
     type=click.Choice(["anchored", "weights", "uniform"]),
     default="anchored",
     show_default=True,
+    help="Node masses of Eq. (20). anchored: every paper id shared by the two graphs gets the "
+    "same mass in both and the other nodes share the rest evenly, so the `weight` column is "
+    "IGNORED for that pair (used only when the pair shares no paper id); weights: the "
+    "normalised `weight` column; uniform: 1/|V|. The output's `masses` column says which rule "
+    "each pair used.",
 )
 @click.option("--pair", nargs=2, default=None, help="Compare only these two graphs.")
 @_out_option
@@ -384,9 +420,15 @@ def fgw_cmd(
     """Fused Gromov-Wasserstein discrepancy (Definition 13, Eq. (20)) between claim graphs.
 
     NODES: graph, node, type, text, paper_id, weight. EDGES: graph, source, target, relation.
-    Compares every pair of graphs (or --pair A B); shared paper ids are hard anchors.
+    Compares every pair of graphs (or --pair A B); shared paper ids are hard anchors. The node
+    importance weights count only under --masses weights, or under the default anchored masses
+    for a pair that shares no paper id; a warning on stderr names every pair whose weights were
+    ignored.
 
-    Example: kit theory fgw nodes.csv edges.csv --lam 0.5 --pair review generated
+    \b
+    Examples:
+      kit theory fgw examples/theory/nodes.csv examples/theory/edges.csv --lam 0.5
+      kit theory fgw examples/theory/nodes.csv examples/theory/edges.csv --masses weights --pair syn-review syn-generated
     """
     from kit.certify import graph
 
@@ -394,6 +436,7 @@ def fgw_cmd(
     ed = read_table(edges, "theory_graph_edges")
     for c in ("text", "paper_id"):
         nd[c] = nd[c].fillna("").astype(str) if c in nd else ""
+    has_weight = "weight" in nd and bool(nd["weight"].notna().any())
     nd["weight"] = nd["weight"].fillna(1.0) if "weight" in nd else 1.0
     names = sorted(set(nd["graph"]))
     graphs = {}
@@ -402,16 +445,19 @@ def fgw_cmd(
         es = ed[ed["graph"] == g]
         known = set(sub["node"])
         for col in ("source", "target"):
-            bad = sorted(set(es[col]) - known)
-            if bad:
+            bad = es[~es[col].isin(known)]
+            if not bad.empty:
                 raise InputError(
                     "unknown_node",
-                    f"graph {g!r}: edge {col} {bad[0]!r} is not a node of that graph",
-                    where=Location(str(edges), column=col),
+                    f"graph {g!r}: edge {col} {bad[col].iloc[0]!r} is not a node of that graph "
+                    f"in the nodes file {nodes}",
+                    where=Location(str(edges), row=_file_row(bad), column=col),
                 )
         if float(sub["weight"].sum()) <= 0:
             raise InputError(
-                "zero_mass", f"graph {g!r}: node weights sum to 0", where=Location(str(nodes))
+                "zero_mass",
+                f"graph {g!r}: node weights sum to 0",
+                where=Location(str(nodes), column="weight"),
             )
         graphs[g] = graph.ClaimGraph(
             tuple(sub["node"]), tuple(sub["type"]), tuple(sub["text"]), tuple(sub["paper_id"]),
@@ -431,8 +477,16 @@ def fgw_cmd(
     for a, b in todo:
         r = graph.fgw_distance(graphs[a], graphs[b], lam, anchors=not no_anchors, masses=masses)
         rows.append(
-            {"graph_a": a, "graph_b": b, "lam": lam, "value": r.value, "feature": r.feature,
+            {"graph_a": a, "graph_b": b, "lam": lam, "masses": r.masses, "value": r.value,
+             "feature": r.feature,
              "structure": r.structure, "n_anchors": r.n_anchors,
              "anchor_violation": r.anchor_violation}
         )  # fmt: skip
+    ignored = [f"{r['graph_a']}-{r['graph_b']}" for r in rows if r["masses"] != "weights"]
+    if has_weight and ignored:
+        click.echo(
+            f"warning: the 'weight' column of {nodes} is ignored for {len(ignored)} pair(s) "
+            f"({', '.join(ignored)}): masses = {masses} (use --masses weights to use it)",
+            err=True,
+        )
     _emit(pd.DataFrame(rows), "theory_fgw", out, fmt, "graph discrepancy")
