@@ -14,6 +14,7 @@ from kit.commands.certify import certify, simulate
 from kit.commands.db import db, query
 from kit.commands.grade import grade
 from kit.commands.guard import guard
+from kit.commands.imports import import_group
 from kit.commands.registry import registry
 from kit.commands.release import release
 from kit.commands.report import report
@@ -38,4 +39,5 @@ COMMAND_GROUPS: list[click.Command] = [
     grade,
     theory,
     audit,
+    import_group,
 ]
