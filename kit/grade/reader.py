@@ -1,4 +1,5 @@
-"""Reading grade inputs from files (the I/O edge of kit.grade): runs JSONL, checklists, caches.
+"""Reading grade inputs from files (the I/O edge of kit.grade): checklists, caches; runs JSONL
+through :func:`kit.runs.reader.read_runs` (v1 and v2 records, re-exported here).
 
 Every problem becomes an :class:`~kit.errors.InputError` naming file, line and field -- or, with
 ``on_error="skip"``, a counted skip row (line, reason, field, message); never a traceback.
@@ -7,89 +8,20 @@ Every problem becomes an :class:`~kit.errors.InputError` naming file, line and f
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit.errors import ConfigError, InputError, Location
-from kit.grade.runs import DEFAULT_MAX_ANSWER_CHARS, AgentRun, run_from_dict
+from kit.errors import InputError, Location
+from kit.runs.reader import RunsRead, Skip, file_lines, read_runs
 
-
-@dataclass(frozen=True)
-class Skip:
-    line: int
-    reason: str
-    field: str
-    message: str
-
-
-@dataclass(frozen=True)
-class RunsRead:
-    source: str
-    runs: tuple[AgentRun, ...]
-    skipped: tuple[Skip, ...]
-
-
-def _lines(path: Path) -> list[bytes]:
-    if not path.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(path)))
-    return path.read_bytes().split(b"\n")
-
-
-def read_runs(
-    path: str | Path,
-    max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS,
-    on_error: str = "raise",
-) -> RunsRead:
-    """Read an agent-runs JSONL file (``schemas/json/agent_run.schema.json``).
-
-    Blank lines are ignored. Non-UTF-8 bytes, invalid JSON, a missing or ill-typed field, an
-    answer over ``max_answer_chars`` and a duplicate ``run_id`` are each an error naming the
-    line and field (``on_error="raise"``) or a counted skip (``on_error="skip"``; the first
-    occurrence of a duplicated run_id is kept, later ones skipped).
-    """
-    if on_error not in ("raise", "skip"):
-        raise ConfigError("bad_parameter", f"on_error must be 'raise' or 'skip'; got {on_error!r}")
-    p = Path(path)
-    src = str(p)
-    runs: list[AgentRun] = []
-    skipped: list[Skip] = []
-    seen: dict[str, int] = {}
-    for i, raw in enumerate(_lines(p), start=1):
-        if not raw.strip():
-            continue
-        try:
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    "not_utf8",
-                    f"not UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})",
-                    where=Location(src, i, "<line>"),
-                ) from None
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    "bad_json",
-                    f"not valid JSON: {exc.msg} (char {exc.pos})",
-                    where=Location(src, i, "<line>"),
-                ) from None
-            run = run_from_dict(obj, src, i, max_answer_chars)
-            if run.run_id in seen:
-                raise InputError(
-                    "duplicate_run_id",
-                    f"run_id {run.run_id!r} already used on line {seen[run.run_id]}",
-                    where=Location(src, i, "run_id"),
-                )
-        except InputError as err:
-            if on_error == "raise":
-                raise
-            skipped.append(Skip(i, err.reason, err.where.column or "", err.message))
-            continue
-        seen[run.run_id] = i
-        runs.append(run)
-    return RunsRead(src, tuple(runs), tuple(skipped))
+__all__ = [
+    "RunsRead",
+    "Skip",
+    "read_checklists",
+    "read_json_file",
+    "read_jsonl_objects",
+    "read_runs",
+]
 
 
 def read_json_file(path: str | Path) -> Any:
@@ -112,7 +44,7 @@ def read_jsonl_objects(path: str | Path) -> list[tuple[int, Any]]:
     """(line, object) for each non-blank line; errors name the line."""
     p = Path(path)
     out: list[tuple[int, Any]] = []
-    for i, raw in enumerate(_lines(p), start=1):
+    for i, raw in enumerate(file_lines(p), start=1):
         if not raw.strip():
             continue
         try:

@@ -45,7 +45,20 @@ class Citation:
 
     @property
     def label(self) -> str:
-        return f"PMID:{self.value}" if self.id_type == "PMID" else self.value
+        if self.id_type == "PMID":
+            return f"PMID:{self.value}"
+        return self.value if self.id_type == "NCT" else f"{self.id_type}:{self.value}"
+
+
+@dataclass(frozen=True)
+class RunClaim:
+    """A claim of a run-format v2 record (kit.runs): given explicitly or extracted from the
+    answer; ``cites`` are the identifiers (:attr:`Citation.label`) it cites, ``unresolved`` the
+    markers that name no reference-list entry."""
+
+    text: str
+    cites: tuple[str, ...]
+    unresolved: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,8 @@ class ToolCall:
     arguments: Mapping[str, Any] = field(hash=False)
     response_sha256: str | None
     status: str
+    response_text: str | None = None  # run format v2: what the agent read
+    response_ref: str | None = None  # run format v2: STORE#KEY of the text in a response store
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,16 @@ class AgentRun:
     completion_tokens: int | None = None
     wall_time_s: float | None = None
     difficulty: str | None = None
+    # run format v2 (kit.runs); v1 records keep the defaults
+    format_version: int = 1
+    claims: tuple[RunClaim, ...] = ()
+    error: str | None = None  # the harness failed on this sample (a failed run, kept)
+    scores: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
 
     @property
     def n_tool_calls(self) -> int:

@@ -125,7 +125,8 @@ def guard_answers(
     rows: list[dict[str, Any]] = []
     markers: dict[tuple[int, int], tuple[Citation, list[int]]] = {}
     for ai, rec in enumerate(records):
-        for claim in parse_answer(rec.answer):
+        # the passages are the answer's reference list; none given: numeric markers declared
+        for claim in parse_answer(rec.answer, references=rec.passages or None):
             for mi, c in enumerate(claim.citations):
                 idxs = []
                 for ref in c.refs:

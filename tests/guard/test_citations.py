@@ -102,3 +102,89 @@ def test_bm25_small_pool_ranks_by_overlap_not_id() -> None:
     hits = recall_at_1(["coffee cancer", "aspirin"], ["2", "3"], [pool, pool])
     assert hits.tolist() == [1, 0]
     assert isinstance(hits, np.ndarray)
+
+
+NUMERIC_LIST = frozenset(str(i) for i in range(1, 13))  # a 12-entry numeric reference list
+
+
+def refs_with(text: str, references: frozenset[str] | None) -> list[tuple[str, ...]]:
+    return [c.refs for c in find_citations(text, references)]
+
+
+@pytest.mark.parametrize("references", [None, NUMERIC_LIST, frozenset({"1", "2"})])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The dose range [10, 20] mg was tolerated.",
+        "Doses of [1-3] mg were used.",
+        "Survival improved by [10] % overall.",
+        "Follow-up lasted [2, 5] years.",
+        "The range [10, 20] covered all patients.",
+        "The effect was 1.4 (95% CI [1, 3]).",
+        "We set x = [1, 2] for the model.",
+        "Values between [3; 4] were excluded.",
+    ],
+)
+def test_bracketed_numbers_that_are_not_citations(
+    text: str, references: frozenset[str] | None
+) -> None:
+    """Intervals and quantities in brackets are text whatever the reference list says."""
+    assert refs_with(text, references) == []
+
+
+def test_foreign_reference_is_text_unless_numeric_markers_are_declared() -> None:
+    text = "As discussed, see ref [10] of the trial for details [1]."
+    # with a 3-entry list, [10] names no entry and is not where a citation stands
+    assert refs_with(text, frozenset({"1", "2", "3"})) == [("1",)]
+    # a list that does hold entry 10: it is the answer's own reference 10
+    assert refs_with(text, NUMERIC_LIST) == [("10",), ("1",)]
+    # no list, numeric markers declared (references=None): the historical reading
+    assert refs_with(text, None) == [("10",), ("1",)]
+
+
+def test_numeric_markers_with_a_reference_list() -> None:
+    listed = frozenset({"1", "2", "3"})
+    assert refs_with("A [1]. B [1,2]. C [1-3].", listed) == [("1",), ("1", "2"), ("1", "2", "3")]
+    # a marker naming one listed entry keeps its out-of-list ids (they resolve to missing)
+    assert refs_with("A [2, 7].", listed) == [("2", "7")]
+    # a fabricated entry where a citation stands is kept; mid-sentence it is text
+    assert refs_with("Basalt is volcanic [9].", listed) == [("9",)]
+    assert refs_with("Basalt [9] [2] is volcanic.", listed) == [("9",), ("2",)]
+    assert refs_with("Table [9] shows basalt.", listed) == []
+    # a list without numbers (PMCIDs, author-year keys): numeric brackets are never citations
+    assert refs_with("A [1].", frozenset({"PMC123", "smith 2020"})) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A (PMID: 123).", [("PMID:123",)]),
+        ("A (PMCID: PMC4567).", [("PMC4567",)]),
+        ("A [PMC4567; PMID 12].", [("PMC4567", "PMID:12")]),
+        ("A (doi:10.1000/xyz123).", [("DOI:10.1000/xyz123",)]),
+        ("A [https://doi.org/10.1038/nature12373].", [("DOI:10.1038/nature12373",)]),
+        ("Shown in doi:10.1016/j.cell.2020.01.001.", [("DOI:10.1016/j.cell.2020.01.001",)]),
+        ("See https://doi.org/10.1000/a-b_c) now", [("DOI:10.1000/a-b_c",)]),
+        ("Not a DOI (10.5 mg/kg).", []),
+    ],
+)
+def test_identifier_styles(text: str, expected: list[tuple[str, ...]]) -> None:
+    assert refs_with(text, frozenset()) == expected
+    assert refs_with(text, None) == expected
+
+
+def test_author_year_needs_a_reference_list() -> None:
+    listed = frozenset({"smith 2020", "lee 2019", "wu 2021"})
+    text = "Aspirin helps (Smith et al., 2020). Coffee is fine (Lee and Park 2019; Wu 2021)."
+    cites = find_citations(text, listed)
+    assert [c.refs for c in cites] == [("smith 2020",), ("lee 2019", "wu 2021")]
+    assert {c.style for c in cites} == {"author-year"}
+    assert refs_with(text, None) == []  # no list: a name and a year are prose
+    assert refs_with("Aspirin helps (Jones 2018).", listed) == []  # not in the list
+    claims = parse_answer(text, listed)
+    assert [c.text for c in claims] == ["Aspirin helps.", "Coffee is fine."]
+
+
+def test_resolve_doi_forms() -> None:
+    assert resolve("DOI:10.1/x", {"10.1/x": "p"}) == "10.1/x"
+    assert resolve("DOI:10.1/x", {"doi:10.1/x": "p"}) == "doi:10.1/x"

@@ -1,0 +1,82 @@
+"""`kit import`: runs logged by other harnesses -> run format v2 (kit.importers; docs/runs.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from kit.commands.options import format_option
+from kit.importers.common import ImportSummary
+from kit.report.tables import render
+from kit.schema import validate_frame
+
+_path = click.Path(path_type=Path)
+_file = click.Path(dir_okay=False, path_type=Path)
+_out = click.option(
+    "--out", type=_file, required=True, help="The runs JSONL to write (format v2; atomic)."
+)
+_limit = click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Import at most N runs (the first N samples).",
+)
+
+
+def _print(summary: ImportSummary, fmt: str) -> None:
+    frame = validate_frame(pd.DataFrame([summary.as_row()]), "import_summary", "<import_summary>")
+    click.echo(render(frame, fmt, title="import"), nl=False)
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import runs from the harnesses labs already use into the kit's run format v2.
+
+    \b
+    kit import inspect-ai logs/ --out runs.jsonl
+    kit import lm-eval samples_pubmedqa_2026-01-01T00-00-00.jsonl --model m --out runs.jsonl
+    kit audit runs.jsonl --out report/
+    """
+
+
+@import_group.command("inspect-ai")
+@click.argument("log", type=_path)
+@_out
+@_limit
+@format_option
+def inspect_ai_cmd(log: Path, out: Path, limit: int | None, fmt: str) -> None:
+    """Import an inspect_ai log (.eval or .json), or every log in a folder.
+
+    One run per sample and epoch: the final answer, tool calls with the text each tool
+    returned, scores, token usage, model and metadata. Samples that errored become failed runs
+    (status error), counted in the printed summary. Needs the 'import' extra.
+
+    Example: kit import inspect-ai logs/2026-01-01_task.eval --out runs.jsonl --limit 50
+    """
+    from kit.importers.inspect_log import import_inspect_logs
+
+    _print(import_inspect_logs(log, out, limit), fmt)
+
+
+@import_group.command("lm-eval")
+@click.argument("samples", type=_file)
+@_out
+@click.option("--model", default=None, help="Model name [model_name of results_*.json beside].")
+@click.option("--task", default=None, help="Task name [from samples_<task>_<time>.jsonl].")
+@_limit
+@format_option
+def lm_eval_cmd(
+    samples: Path, out: Path, model: str | None, task: str | None, limit: int | None, fmt: str
+) -> None:
+    """Import an lm-evaluation-harness samples file (lm-eval --log_samples).
+
+    One run per line: the first filtered response as the answer, the line's metrics as
+    scores, doc, target and hashes as metadata.
+
+    Example: kit import lm-eval out/samples_pubmedqa_2026-01-01T00-00-00.jsonl --out runs.jsonl
+    """
+    from kit.importers.lm_eval import import_lm_eval_samples
+
+    _print(import_lm_eval_samples(samples, out, model, task, limit), fmt)

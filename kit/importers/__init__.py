@@ -1,0 +1,9 @@
+"""Importers: runs logged by other harnesses -> run format v2 records (docs/runs.md).
+
+* :mod:`kit.importers.inspect_log` -- inspect_ai EvalLogs (``.eval`` and ``.json``).
+* :mod:`kit.importers.lm_eval` -- lm-evaluation-harness ``samples_*.jsonl`` files.
+* :mod:`kit.importers.common` -- the summary and the (validated, atomic) writer they share.
+
+Each importer returns v2 records as plain dicts; nothing is dropped: a sample the harness
+failed on becomes a run with ``status: error``, counted in the summary.
+"""

@@ -1,0 +1,146 @@
+"""inspect_ai EvalLogs (``.eval`` and ``.json``) -> run format v2 records.
+
+Reads the log with inspect_ai's own reader (``inspect_ai.log.read_eval_log``; the optional
+``import`` extra). One record per (sample, epoch):
+
+* ``run_id`` ``<task>:<sample id>:<epoch>``, ``task_id`` the sample id, ``model`` the eval's model;
+* ``answer`` the sample's final completion; claims and citations are read from it by the v2
+  reader (docs/runs.md);
+* ``tool_calls`` in the order the assistant made them, each with the text the tool returned
+  (``response_text``) and ``status`` error when the tool reported one or never answered;
+* ``tokens`` summed over the sample's model usage, ``wall_time_s`` the sample's total time;
+* ``scores`` each scorer's value; ``metadata`` the log, eval id, epoch, target and the
+  sample's own metadata;
+* a sample that errored becomes a run with ``status: error`` and the error message (kept,
+  counted, never dropped).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kit.errors import ConfigError, InputError, Location
+from kit.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
+
+LOG_SUFFIXES = (".eval", ".json")
+
+
+def _read_log(path: Path) -> Any:
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:  # pragma: no cover - the extra is installed in dev
+        raise ConfigError(
+            "missing_extra",
+            "reading inspect_ai logs needs the 'import' extra: pip install kit[import]",
+        ) from None
+    try:
+        return read_eval_log(str(path))
+    except Exception as exc:  # inspect_ai raises its own and pydantic errors on bad logs
+        raise InputError(
+            "bad_inspect_log",
+            f"not an inspect_ai log: {type(exc).__name__}: {exc}"[:500],
+            where=Location(str(path)),
+        ) from None
+
+
+def log_files(path: Path) -> list[Path]:
+    """``path`` itself, or every ``.eval`` / ``.json`` log in a folder (sorted)."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in LOG_SUFFIXES and p.is_file())
+        if not files:
+            raise InputError(
+                "no_logs", "no .eval or .json log in this folder", where=Location(str(path))
+            )
+        return files
+    if not path.is_file():
+        raise InputError("missing_file", "file not found", where=Location(str(path)))
+    return [path]
+
+
+def _jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str, sort_keys=True))
+
+
+def _tool_calls(messages: list[Any]) -> list[dict[str, Any]]:
+    calls: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for m in messages:
+        if m.role == "assistant":
+            for tc in m.tool_calls or []:
+                calls[tc.id] = {
+                    "tool": tc.function,
+                    "call_id": tc.id,
+                    "arguments": _jsonable(tc.arguments or {}),
+                    "status": "error",  # until a tool message answers it
+                    "response_text": None,
+                }
+                order.append(tc.id)
+        elif m.role == "tool" and m.tool_call_id in calls:
+            call = calls[m.tool_call_id]
+            call["response_text"] = m.text
+            call["status"] = "error" if m.error is not None else "ok"
+    return [calls[i] for i in order]
+
+
+def _tools_offered(sample: Any) -> bool:
+    return any(
+        getattr(e, "event", "") == "model" and getattr(e, "tools", None) for e in sample.events
+    )
+
+
+def sample_record(log: Any, sample: Any, source: str) -> dict[str, Any]:
+    """One v2 record for one sample of an EvalLog."""
+    task = str(log.eval.task)
+    calls = _tool_calls(list(sample.messages))
+    usage = list((sample.model_usage or {}).values())
+    rec: dict[str, Any] = {
+        "format_version": 2,
+        "run_id": f"{task}:{sample.id}:{sample.epoch}",
+        "task_id": str(sample.id),
+        "model": str(log.eval.model),
+        "answer": "" if sample.output is None else str(sample.output.completion or ""),
+        "tool_calls": calls,
+        "tools_enabled": bool(calls) or _tools_offered(sample),
+        "tokens": {
+            "prompt": sum(u.input_tokens or 0 for u in usage) if usage else None,
+            "completion": sum(u.output_tokens or 0 for u in usage) if usage else None,
+        },
+        "scores": scalar_scores({k: s.value for k, s in (sample.scores or {}).items()}),
+        "metadata": {
+            "harness": "inspect_ai",
+            "harness_version": str(log.eval.packages.get("inspect_ai", "")),
+            "log": source,
+            "eval_id": str(log.eval.eval_id),
+            "task": task,
+            "epoch": sample.epoch,
+            "target": _jsonable(sample.target),
+            "sample": _jsonable(sample.metadata or {}),
+        },
+    }
+    if sample.total_time is not None:
+        rec["wall_time_s"] = float(sample.total_time)
+    if sample.error is not None:
+        rec["status"] = "error"
+        rec["error"] = str(sample.error.message)
+    return rec
+
+
+def import_inspect_logs(path: Path, out: Path, limit: int | None = None) -> ImportSummary:
+    """Every sample of the log(s) at ``path`` (at most ``limit`` runs) written to ``out``."""
+    check_limit(limit)
+    records: list[dict[str, Any]] = []
+    samples = 0
+    for file in log_files(path):
+        log = _read_log(file)
+        if log.samples is None:
+            raise InputError(
+                "no_samples", "the log holds no samples (header only)", where=Location(str(file))
+            )
+        samples += len(log.samples)
+        for sample in log.samples:
+            if limit is not None and len(records) >= limit:
+                break
+            records.append(sample_record(log, sample, file.name))
+    return write_runs(records, out, str(path), "inspect_ai", samples)

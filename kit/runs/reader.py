@@ -1,0 +1,114 @@
+"""Reading agent-run files, format v1 and v2 alike (the I/O edge of :mod:`kit.runs`).
+
+One reader for ``kit audit`` and ``kit grade``: a JSONL file whose lines are v1 records
+(:func:`kit.grade.runs.run_from_dict`) or v2 records (:func:`kit.runs.v2.run_v2_from_dict`),
+told apart by the ``format_version`` field, all returned as the audit's
+:class:`~kit.grade.runs.AgentRun`. Every problem becomes an :class:`~kit.errors.InputError`
+naming file, line and field (the CLI's exit 2) -- or, with ``on_error="skip"``, a counted skip.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kit.errors import ConfigError, InputError, Location
+from kit.grade.runs import DEFAULT_MAX_ANSWER_CHARS, AgentRun, run_from_dict
+
+
+def run_from_record(
+    obj: Any, source: str, line: int, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
+) -> AgentRun:
+    """A v2 record when ``obj`` carries ``format_version`` (which must be 2), else v1."""
+    if isinstance(obj, dict) and "format_version" in obj:
+        from kit.runs.v2 import FORMAT_VERSION, run_v2_from_dict
+
+        if obj["format_version"] != FORMAT_VERSION:
+            raise InputError(
+                "unknown_format_version",
+                f"format_version {obj['format_version']!r} is not one this kit reads (1 has no "
+                f"format_version field; {FORMAT_VERSION})",
+                where=Location(source, line, "format_version"),
+            )
+        return run_v2_from_dict(obj, source, line, max_answer_chars)
+    return run_from_dict(obj, source, line, max_answer_chars)
+
+
+@dataclass(frozen=True)
+class Skip:
+    line: int
+    reason: str
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RunsRead:
+    source: str
+    runs: tuple[AgentRun, ...]
+    skipped: tuple[Skip, ...]
+
+
+def file_lines(path: Path) -> list[bytes]:
+    if not path.is_file():
+        raise InputError("missing_file", "file not found", where=Location(str(path)))
+    return path.read_bytes().split(b"\n")
+
+
+def read_runs(
+    path: str | Path,
+    max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS,
+    on_error: str = "raise",
+) -> RunsRead:
+    """Read an agent-runs JSONL file: each line a v1 record (``schemas/json/agent_run.schema.json``)
+    or a v2 record (``agent_run.v2.schema.json``, a line with ``format_version``), in any mix.
+
+    Blank lines are ignored. Non-UTF-8 bytes, invalid JSON, a missing or ill-typed field, an
+    answer over ``max_answer_chars`` and a duplicate ``run_id`` are each an error naming the
+    line and field (``on_error="raise"``) or a counted skip (``on_error="skip"``; the first
+    occurrence of a duplicated run_id is kept, later ones skipped).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ConfigError("bad_parameter", f"on_error must be 'raise' or 'skip'; got {on_error!r}")
+    p = Path(path)
+    src = str(p)
+    runs: list[AgentRun] = []
+    skipped: list[Skip] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(file_lines(p), start=1):
+        if not raw.strip():
+            continue
+        try:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    "not_utf8",
+                    f"not UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})",
+                    where=Location(src, i, "<line>"),
+                ) from None
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    "bad_json",
+                    f"not valid JSON: {exc.msg} (char {exc.pos})",
+                    where=Location(src, i, "<line>"),
+                ) from None
+            run = run_from_record(obj, src, i, max_answer_chars)
+            if run.run_id in seen:
+                raise InputError(
+                    "duplicate_run_id",
+                    f"run_id {run.run_id!r} already used on line {seen[run.run_id]}",
+                    where=Location(src, i, "run_id"),
+                )
+        except InputError as err:
+            if on_error == "raise":
+                raise
+            skipped.append(Skip(i, err.reason, err.where.column or "", err.message))
+            continue
+        seen[run.run_id] = i
+        runs.append(run)
+    return RunsRead(src, tuple(runs), tuple(skipped))

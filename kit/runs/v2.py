@@ -1,0 +1,153 @@
+"""Run format v2: one decoded JSON object -> the audit's :class:`~kit.grade.runs.AgentRun` (pure).
+
+The JSON Schema is ``schemas/json/agent_run.v2.schema.json`` (docs/runs.md). Checks run in
+two steps: the schema (the first problem, by field path, becomes an InputError naming source,
+line and field), then what a schema cannot say (a claim citing nothing the run lists, a PMID
+that is not one, tool calls in a run without tools). ``cited`` of the result is the run's
+reference list followed by identifiers the answer names that the list lacks, so the audit's
+L1/L2 stages read a v2 run exactly like a v1 one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kit.errors import InputError, Location
+from kit.grade.runs import DEFAULT_MAX_ANSWER_CHARS, AgentRun, Citation, RunClaim, ToolCall
+from kit.guard.citations import identifier_ref
+from kit.runs.extract import (
+    claims_from_answer,
+    marker_citation,
+    reference_index,
+    split_reference_section,
+    to_citation,
+)
+
+FORMAT_VERSION = 2
+SCHEMA = "agent_run.v2"
+
+
+def _fail(source: str, line: int, column: str, message: str, reason: str = "bad_field") -> None:
+    raise InputError(reason, message, where=Location(source, line, column))
+
+
+def _schema_check(obj: Any, source: str, line: int) -> None:
+    import jsonschema
+
+    from kit.schema import load_json_schema
+
+    validator = jsonschema.Draft202012Validator(load_json_schema(SCHEMA))
+    errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        e = errors[0]
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+        reason = "unknown_field" if e.validator == "additionalProperties" else "bad_field"
+        reason = "missing_field" if e.validator == "required" else reason
+        _fail(source, line, path.lstrip(".") or "<record>", f"{e.message} ({SCHEMA})", reason)
+
+
+def _explicit_claims(
+    obj: dict[str, Any], index: dict[str, Citation | None], source: str, line: int
+) -> tuple[tuple[RunClaim, ...], tuple[Citation, ...]]:
+    out = []
+    named: dict[str, Citation] = {}
+    for i, c in enumerate(obj["claims"]):
+        cites: list[str] = []
+        for j, name in enumerate(c["cites"]):
+            key = name.lower() if " " in name and name[:1].isalpha() else name
+            ident = identifier_ref(name)
+            cit = index.get(key)
+            if cit is None and ident:
+                cit = marker_citation(ident[0], ident[1], index)
+            if cit is None:
+                _fail(
+                    source,
+                    line,
+                    f"claims[{i}].cites[{j}]",
+                    f"{name!r} names no citation key or id of this run",
+                    "unknown_citation",
+                )
+            assert cit is not None
+            cites.append(cit.label)
+            named.setdefault(cit.label, cit)
+        out.append(RunClaim(c["text"], tuple(dict.fromkeys(cites))))
+    return tuple(out), tuple(named.values())
+
+
+def run_v2_from_dict(
+    obj: Any,
+    source: str = "<runs>",
+    line: int = 1,
+    max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS,
+) -> AgentRun:
+    """Validate one v2 record and return it as an :class:`AgentRun` (``format_version=2``)."""
+    _schema_check(obj, source, line)
+    answer = obj["answer"]
+    if len(answer) > max_answer_chars:
+        _fail(
+            source,
+            line,
+            "answer",
+            f"answer has {len(answer)} characters, over the cap of {max_answer_chars}",
+            "answer_too_large",
+        )
+    listed: list[tuple[str, str, str | None]] = []
+    cited: list[Citation] = []
+    for i, c in enumerate(obj.get("citations", [])):
+        cit = to_citation(c["id"], c["scheme"])
+        if cit is None:
+            _fail(source, line, f"citations[{i}].id", f"{c['id']!r} is not a {c['scheme']} id")
+        listed.append((c["id"], c["scheme"], c.get("key")))
+        cited.append(cit)  # type: ignore[arg-type]
+    _, answer_refs = split_reference_section(answer)
+    index = reference_index(listed, answer_refs)
+    if "claims" in obj:
+        claims, named = _explicit_claims(obj, index, source, line)
+    else:
+        claims, named = claims_from_answer(answer, index, obj.get("markers", "auto"))
+    known = {c.label: c for c in cited}
+    for ref in answer_refs:
+        if ref.citation is not None:
+            known.setdefault(ref.citation.label, ref.citation)
+    for c in named:
+        known.setdefault(c.label, c)
+    calls = tuple(
+        ToolCall(
+            c["tool"],
+            c.get("arguments", {}),
+            c.get("response_sha256"),
+            c.get("status", "ok"),
+            c.get("response_text"),
+            c.get("response_ref"),
+        )
+        for c in obj.get("tool_calls", [])
+    )
+    enabled = obj.get("tools_enabled", True)
+    if not enabled and calls:
+        _fail(
+            source,
+            line,
+            "tool_calls",
+            f"{len(calls)} tool call(s) recorded in a run with tools_enabled=false",
+        )
+    failed = obj.get("status", "ok") == "error"
+    tokens = obj.get("tokens") or {}
+    wall = obj.get("wall_time_s")
+    return AgentRun(
+        run_id=obj["run_id"],
+        task_id=obj["task_id"],
+        model=obj["model"],
+        answer=answer,
+        cited=tuple(known.values()),
+        tool_calls=calls,
+        tools_enabled=enabled,
+        prompt_tokens=tokens.get("prompt"),
+        completion_tokens=tokens.get("completion"),
+        wall_time_s=None if wall is None else float(wall),
+        difficulty=obj.get("difficulty"),
+        format_version=FORMAT_VERSION,
+        claims=claims,
+        error=(obj.get("error") or "error") if failed else None,
+        scores=dict(obj.get("scores", {})),
+        metadata=dict(obj.get("metadata", {})),
+    )
