@@ -98,4 +98,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "audit": LazyCommand(
         "kit.commands.audit", "audit", "Audit an agent's runs end to end: one report."
     ),
+    "import": LazyCommand(
+        "kit.commands.imports",
+        "import_group",
+        "Import runs from the harnesses labs already use into the kit's run format v2.",
+    ),
 }
