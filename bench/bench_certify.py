@@ -51,7 +51,7 @@ def vectorised(frame: pd.DataFrame, draws: int, seed: int) -> tuple[pd.DataFrame
     board = prepare_board(frame, design)
     result = certify_prepared(board, design)
     fam = _family(board, design)
-    d, _, _ = contrasts(board, fam)
+    d, _, _, _ = contrasts(board, fam)
     flat = d[:-1].reshape(-1, d.shape[2])  # the table readouts (not the composite)
     null = sign_flip_null(
         flat,

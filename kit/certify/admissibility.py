@@ -18,10 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kit.certify.design import Design
+from kit.certify.design import FAIR_MAX, Design
 from kit.certify.nuisance import SystemNuisance, nuisance_radius
-
-FAIR_MAX = 0.5
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,9 @@ def admit(a: str, b: str, readout: str, cond: PairConditions, design: Design) ->
     if design.window == "scaffold" and not cond.backbone_match:
         return Admission(False, math.inf, fair, "backbone_differs")
     if cond.exact:
+        # radius 0: admissible whatever the tolerance -- but a declared one must still be usable
+        if eps_fair is not None and not 0 < fair < FAIR_MAX:
+            return Admission(False, 0.0, fair, "tolerance_unusable")
         return Admission(True, 0.0, fair, "exact")
     nuis = design.nuisance
     if nuis is None:

@@ -17,15 +17,14 @@ is a handful of matrix products.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kit.errors import check_param
-from kit.stats.cluster import cluster_sums
+from kit.stats.cluster import SE_FLOOR, cluster_sums, variance_weights
+from kit.stats.signflip import sign_vectors
 
 DECIDABLE = ("certified", "undecided_sampling", "undecided_attribution")
 
@@ -40,18 +39,6 @@ class SignFlipNull:
     fwer: float  # P(stat > 1)
     c_star: float  # weighted 95th percentile of the statistic
     per_contrast: np.ndarray  # (P,) P(contrast p falsely certifies) under the null
-
-
-def sign_vectors(
-    n_clusters: int, draws: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, bool]:
-    """All 2^K sign vectors when 2^K <= draws (exact), else ``draws`` random ones."""
-    check_param("draws", draws, draws >= 1, "an integer >= 1", "sign_vectors")
-    if n_clusters <= 30 and 2**n_clusters <= draws:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n_clusters)))
-        return signs, np.full(len(signs), 1.0 / len(signs)), True
-    signs = rng.choice(np.array([1.0, -1.0]), size=(draws, n_clusters))
-    return signs, np.full(draws, 1.0 / draws), False
 
 
 def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> float:
@@ -69,23 +56,30 @@ def sign_flip_null(
     draws: int,
     rng: np.random.Generator,
     chunk: int = 256,
+    method: str = "cr1",
+    crit: np.ndarray | None = None,
 ) -> SignFlipNull:
     """Family-wise false certification under the sign-flip null (Appendix F.5).
 
     ``d`` (P, T) holds the paired differences of the decidable contrasts (NaN = dropped);
     ``eps_outside`` (P,) their nuisance radii; ``delta`` the per-contrast level alpha/m.
+    ``method`` is the variance of the radius (``cr1``, ``cr2``, ``crv3``) and ``crit`` (P,) its
+    critical values (default: the t quantile with K - 1 df); a flipped se at or below
+    ``SE_FLOOR`` certifies nothing, exactly as ``decide`` labels it too_little_variation.
     """
     d = np.atleast_2d(np.asarray(d, dtype=float))
     n, _, s_sum, counts = cluster_sums(d, codes, n_clusters)
     # cluster_sums centres d, so s_sum already holds the centred cluster sums C[p, g].
     c = s_sum
     k = (counts > 0).sum(axis=1)
-    with np.errstate(invalid="ignore"):
-        crit = stats.t.ppf(1 - delta / 2, k - 1)
-    a_term = (c**2).sum(axis=1)[:, None]
-    cn = c * counts
-    n2 = (counts**2).sum(axis=1)[:, None]
-    scale = (k / np.maximum(k - 1, 1))[:, None]
+    if crit is None:
+        with np.errstate(invalid="ignore"):
+            crit = stats.t.ppf(1 - delta / 2, k - 1)
+    crit = np.asarray(crit, dtype=float)
+    w = np.nan_to_num(variance_weights(counts, method))
+    a_term = (w * c**2).sum(axis=1)[:, None]
+    cn = w * c * counts
+    n2 = (w * counts**2).sum(axis=1)[:, None]
     eps = np.asarray(eps_outside, dtype=float)[:, None]
     signs, weights, exact = sign_vectors(n_clusters, draws, rng)
     out = np.empty(len(signs))
@@ -94,10 +88,11 @@ def sign_flip_null(
         sg = signs[start : start + chunk].T  # (G, b)
         gap = (c @ sg) / n[:, None]
         ss = a_term - 2 * gap * (cn @ sg) + gap**2 * n2
-        se = np.sqrt(np.maximum(scale * ss, 0.0)) / n[:, None]
+        se = np.sqrt(np.maximum(ss, 0.0)) / n[:, None]
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.abs(gap) / (crit[:, None] * se + eps)
-        ratio = np.where(np.isfinite(ratio), ratio, 0.0)  # a degenerate draw certifies nothing
+        # a degenerate draw (se at the floor, or undefined) certifies nothing
+        ratio = np.where(np.isfinite(ratio) & (se > SE_FLOOR), ratio, 0.0)
         out[start : start + chunk] = ratio.max(axis=0) if len(ratio) else 0.0
         per += (ratio > 1) @ weights[start : start + chunk]
     fwer = float(weights[out > 1].sum())

@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kit.certify.inference import DEFAULT_DRAWS, DEFAULT_INFERENCE, INFERENCE
 from kit.certify.nuisance import SystemNuisance
 from kit.errors import ConfigError, check_param
 
 COMPOSITE = "composite"
 WINDOWS = ("system", "scaffold")
 READOUT_KINDS = ("normalised", "quality", "style")
+FAIR_MAX = 0.5  # Definition 1: 0 < eps_fair < 0.5 (0.5 or more on a [0, 1] score admits all)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class Design:
     axes: Mapping[str, tuple[str, ...]] | None = None  # None: each readout is its own axis
     readout_kinds: Mapping[str, str] = field(default_factory=dict)
     multiplicity: str = "pairs"  # Bonferroni over "pairs" or "pairs_x_readouts"
+    inference: str = DEFAULT_INFERENCE  # small-sample method of the radius (certify/inference.py)
+    inference_draws: int = DEFAULT_DRAWS  # sign vectors of "signflip" when 2^K > draws
+    inference_seed: int = 0  # seed of those random sign vectors (deterministic verdicts)
 
     def pairs(self, systems: list[str]) -> list[tuple[str, str]]:
         """The declared family: explicit pairs, or all pairs of ``systems`` in sorted order."""
@@ -78,11 +83,12 @@ def _per_readout(value: Any, name: str) -> PerReadout:
     return PerReadout(None if default is None else float(default), by)
 
 
-def parse_design(raw: Mapping[str, Any]) -> Design:
+def parse_design(raw: Mapping[str, Any], source: str = "design") -> Design:
     """Build a :class:`Design` from a mapping already validated by the JSON Schema ``design``.
 
     Raises :class:`ConfigError` for inconsistencies the schema cannot express (a pair with the
-    same system twice, an axis naming no readout, a readout on two axes).
+    same system twice, an axis naming no readout, a readout on two axes, a declared tolerance
+    outside (0, 0.5) -- Definition 1 -- naming ``source``, the design file).
     """
     alpha = float(raw.get("alpha", 0.05))
     check_param("alpha", alpha, 0 < alpha < 1, "in (0, 1)", "design")
@@ -138,8 +144,16 @@ def parse_design(raw: Mapping[str, Any]) -> Design:
     }
     tol = _per_readout(raw.get("tolerance"), "tolerance")
     for name, v in [("default", tol.default), *tol.by_readout.items()]:
-        if v is not None and not math.isfinite(v):
-            raise ConfigError("bad_tolerance", f"tolerance '{name}' must be finite, got {v}")
+        if v is not None and not (math.isfinite(v) and 0 < v < FAIR_MAX):
+            raise ConfigError(
+                "bad_tolerance",
+                f"{source}: tolerance '{name}' = {v} must be in (0, {FAIR_MAX}) (Definition 1: "
+                "eps_fair >= 0.5 on a [0, 1] score would admit every pair)",
+            )
+    inference = str(raw.get("inference", DEFAULT_INFERENCE))
+    check_param("inference", inference, inference in INFERENCE, f"one of {INFERENCE}", source)
+    draws = int(raw.get("inference_draws", DEFAULT_DRAWS))
+    check_param("inference_draws", draws, draws >= 1, "an integer >= 1", source)
     clusters = raw.get("clusters")
     systems_decl = raw.get("systems")
     return Design(
@@ -154,4 +168,7 @@ def parse_design(raw: Mapping[str, Any]) -> Design:
         axes=axes,
         readout_kinds=kinds,
         multiplicity=str(raw.get("multiplicity", "pairs")),
+        inference=inference,
+        inference_draws=draws,
+        inference_seed=int(raw.get("inference_seed", 0)),
     )

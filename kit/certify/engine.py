@@ -20,9 +20,10 @@ from kit.certify.admissibility import Admission, PairConditions, admit
 from kit.certify.composite import composite, normalise_quality, normalise_style
 from kit.certify.contrast import decide, mde
 from kit.certify.design import COMPOSITE, Design
+from kit.certify.inference import sampling_radius
 from kit.certify.ranks import rank_intervals
 from kit.errors import InputError, Location
-from kit.stats.cluster import cluster_t, naive_t
+from kit.stats.cluster import ClusterT, naive_t
 
 META = ("entry_hash", "backbone", "entry_condition", "length_view")
 
@@ -56,16 +57,26 @@ class Certification:
     conventional: pd.DataFrame
     conventional_counts: pd.DataFrame
     m: int  # Bonferroni denominator
+    inference: str  # the small-sample method of every radius q (Design.inference)
+    n_failed_runs: int  # rows of the score table marked failed (or unscorable)
+    n_tasks: int  # tasks of the board
+    n_composite_tasks: int  # tasks of the common composite set (every system scored)
 
 
 def prepare_board(
-    frame: pd.DataFrame, design: Design, targets: pd.DataFrame | None = None, source: str = ""
+    frame: pd.DataFrame,
+    design: Design,
+    targets: pd.DataFrame | None = None,
+    source: str = "",
+    targets_source: str = "",
 ) -> Board:
     """Check a validated score table against the design and lay it out as a cube.
 
     Raises :class:`InputError` for a cluster the design does not declare, a task in two
-    clusters, metadata that differ across readouts of one (task, system), or a readout named by
-    the design's axes that the table lacks.
+    clusters, metadata that differ across readouts of one (task, system), a readout named by
+    the design's axes that the table lacks, a table with no pair to compare (one system and no
+    declared family), or a degenerate normalisation target (target <= q10_peers,
+    band_hi <= band_lo) in ``targets_source``.
     """
     if frame.empty:
         raise InputError("empty_table", "the score table has no rows", where=Location(source))
@@ -91,6 +102,13 @@ def prepare_board(
             where=Location(source, column="cluster"),
         )
     systems = tuple(sorted(frame["system"].astype(str).unique()))
+    if not design.pairs(list(systems)):
+        raise InputError(
+            "too_few_systems",
+            f"the score table has {len(systems)} system(s) ({', '.join(systems)}) and the design "
+            "declares no family or systems: there is no pair to certify",
+            where=Location(source, column="system"),
+        )
     if design.systems is not None:
         extra = sorted(set(systems) - set(design.systems))
         if extra:
@@ -134,7 +152,7 @@ def prepare_board(
             "without a score must be marked failed",
             where=Location(source, i + 2, "score"),
         )
-    score = _normalise(frame, score, design, targets, source)
+    score = _normalise(frame, score, design, targets, source, targets_source)
     cube[ri, si, ti] = np.where(fail, np.nan, score)
     failed[ri, si, ti] = fail | ~np.isfinite(score)
     present[ri, si, ti] = True
@@ -178,8 +196,14 @@ def _normalise(
     design: Design,
     targets: pd.DataFrame | None,
     source: str,
+    targets_source: str = "",
 ) -> np.ndarray:
-    """Apply quality / style normalisation to readouts the design declares as such."""
+    """Apply quality / style normalisation to readouts the design declares as such.
+
+    A target row whose band is empty (target <= q10_peers, band_hi <= band_lo) would make every
+    score of that task undefined and silently drop it: it is an :class:`InputError` naming the
+    targets file, row and column instead.
+    """
     kinds = {r: k for r, k in design.readout_kinds.items() if k != "normalised"}
     if not kinds:
         return score
@@ -190,6 +214,7 @@ def _normalise(
             "given (kit certify --targets)",
             where=Location(source),
         )
+    _check_targets(targets, kinds, targets_source)
     key = targets.set_index(["task_id", "readout"])
     out = score.copy()
     for readout, kind in kinds.items():
@@ -213,6 +238,28 @@ def _normalise(
         fn = normalise_quality if kind == "quality" else normalise_style
         out[rows] = fn(score[rows], vals[0], vals[1])
     return out
+
+
+def _check_targets(targets: pd.DataFrame, kinds: Mapping[str, str], source: str) -> None:
+    """Raise for the first targets row of a declared readout whose normalisation band is empty."""
+    targets = targets.reset_index(drop=True)
+    for readout, kind in sorted(kinds.items()):
+        lo_col, hi_col = ("q10_peers", "target") if kind == "quality" else ("band_lo", "band_hi")
+        rows = (targets["readout"] == readout).to_numpy()
+        lo = targets[lo_col].to_numpy(dtype=float, na_value=np.nan)
+        hi = targets[hi_col].to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            bad = rows & np.isfinite(lo) & np.isfinite(hi) & ~(hi > lo)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                "degenerate_target",
+                f"{hi_col} {hi[i]:.17g} <= {lo_col} {lo[i]:.17g} for task "
+                f"{targets.loc[i, 'task_id']!r}, {kind} readout {readout!r} "
+                f"({int(bad.sum())} row(s) in all): the normalisation is undefined and every "
+                "run of the task would be dropped as a failure",
+                where=Location(source, i + 2, hi_col),
+            )
 
 
 def pair_conditions(board: Board, a: int, b: int) -> PairConditions:
@@ -265,8 +312,10 @@ def admissions(board: Board, design: Design, fam: _Family) -> list[list[Admissio
     return out
 
 
-def contrasts(board: Board, fam: _Family) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Paired differences (R, P, T) with NaN where either side failed, and failure counts."""
+def contrasts(board: Board, fam: _Family) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Paired differences (R, P, T) with NaN where either side failed; per (R, P) the failure
+    counts of each side and the tasks lost although both sides scored (the composite's common
+    task set drops a task when ANY system lacks a composite there)."""
     ia = np.where(fam.ia >= 0, fam.ia, 0)
     ib = np.where(fam.ib >= 0, fam.ib, 0)
     d = board.cube[:, ia, :] - board.cube[:, ib, :]
@@ -277,7 +326,10 @@ def contrasts(board: Board, fam: _Family) -> tuple[np.ndarray, np.ndarray, np.nd
     n_failed_b = (board.failed[:, ib, :] & both).sum(axis=2)
     n_failed_a[:, absent] = 0
     n_failed_b[:, absent] = 0
-    return d, n_failed_a, n_failed_b
+    scored = both & ~board.failed[:, ia, :] & ~board.failed[:, ib, :]
+    n_lost = (scored & ~np.isfinite(d)).sum(axis=2)
+    n_lost[:, absent] = 0
+    return d, n_failed_a, n_failed_b, n_lost
 
 
 def certify_board(
@@ -285,27 +337,76 @@ def certify_board(
     design: Design,
     targets: pd.DataFrame | None = None,
     source: str = "",
+    targets_source: str = "",
 ) -> Certification:
     """Certify every (pair, readout) of the declared family, and the composite. Pure."""
-    board = prepare_board(frame, design, targets, source)
+    board = prepare_board(frame, design, targets, source, targets_source)
     return certify_prepared(board, design)
 
 
-def certify_prepared(board: Board, design: Design) -> Certification:
-    """:func:`certify_board` on an already prepared :class:`Board` (used by LOCO)."""
+@dataclass(frozen=True)
+class Verdicts:
+    """Eq. (4) for every (readout, pair), flattened readout-major to (R * P,) arrays."""
+
+    fam: _Family
+    m: int
+    ct: ClusterT  # the radius of the design's inference method (q = crit * se)
+    verdict: np.ndarray
+    eps: np.ndarray
+    fair: np.ndarray
+    admissible: np.ndarray
+    reason: np.ndarray
+    n_failed_a: np.ndarray
+    n_failed_b: np.ndarray
+    n_lost: np.ndarray
+    d: np.ndarray  # (R * P, T) paired differences
+
+
+def pair_verdicts(board: Board, design: Design) -> Verdicts:
+    """Admissibility, the sampling radius and the verdict of every (readout, pair): arrays only
+    (the part of :func:`certify_prepared` a simulation repeats)."""
     fam = _family(board, design)
     n_r, n_p = len(board.readouts), len(fam.pairs)
     m = bonferroni_m(n_p, n_r, design)
     delta = design.alpha / m
     adm = admissions(board, design, fam)
-    d, fa, fb = contrasts(board, fam)
+    d, fa, fb, lost = contrasts(board, fam)
     flat = d.reshape(n_r * n_p, -1)
-    ct = cluster_t(flat, board.codes, len(board.clusters), delta)
     eps = np.array([[x.eps_outside for x in row] for row in adm]).ravel()
     fair = np.array([[x.eps_fair for x in row] for row in adm]).ravel()
     ok = np.array([[x.admissible for x in row] for row in adm]).ravel()
     reason = np.array([[x.reason for x in row] for row in adm], dtype=object).ravel()
-    verdict = decide(ok, ct.n, ct.k, ct.gap, ct.q, eps, design.min_common_tasks)
+    ct = sampling_radius(
+        flat,
+        board.codes,
+        len(board.clusters),
+        delta,
+        design.inference,
+        eps,
+        design.inference_draws,
+        np.random.default_rng(design.inference_seed),
+    )
+    verdict = decide(ok, ct.n, ct.k, ct.gap, ct.q, eps, design.min_common_tasks, ct.se)
+    return Verdicts(
+        fam, m, ct, verdict, eps, fair, ok, reason, fa.ravel(), fb.ravel(), lost.ravel(), flat
+    )
+
+
+def certify_prepared(board: Board, design: Design) -> Certification:
+    """:func:`certify_board` on an already prepared :class:`Board` (used by LOCO)."""
+    v = pair_verdicts(board, design)
+    fam, m, ct, verdict, eps, fair, ok, reason = (
+        v.fam,
+        v.m,
+        v.ct,
+        v.verdict,
+        v.eps,
+        v.fair,
+        v.admissible,
+        v.reason,
+    )
+    fa, fb, lost, flat = v.n_failed_a, v.n_failed_b, v.n_lost, v.d
+    n_r, n_p = len(board.readouts), len(fam.pairs)
     readout_col = np.repeat(np.array(board.readouts, dtype=object), n_p)
     a_col = np.tile(np.array([p[0] for p in fam.pairs], dtype=object), n_r)
     b_col = np.tile(np.array([p[1] for p in fam.pairs], dtype=object), n_r)
@@ -318,10 +419,13 @@ def certify_prepared(board: Board, design: Design) -> Certification:
             "n_common": ct.n.astype(np.int64),
             "n_failed_a": fa.ravel().astype(np.int64),
             "n_failed_b": fb.ravel().astype(np.int64),
+            "n_lost": lost.ravel().astype(np.int64),
             "n_clusters": ct.k.astype(np.int64),
             "gap": ct.gap,
             "se": ct.se,
             "q": ct.q,
+            "df": ct.df,
+            "crit": ct.crit,
             "eps_outside": eps,
             "eps_fair": fair,
             "verdict": verdict,
@@ -341,6 +445,10 @@ def certify_prepared(board: Board, design: Design) -> Certification:
         conventional=conventional.sort_values(order, kind="stable").reset_index(drop=True),
         conventional_counts=counts,
         m=m,
+        inference=design.inference,
+        n_failed_runs=int(board.failed[:-1].sum()),
+        n_tasks=len(board.tasks),
+        n_composite_tasks=int(board.composite_tasks.sum()),
     )
 
 
@@ -451,7 +559,7 @@ def calibrate_board(
 
     board = prepare_board(frame, design, targets)
     fam = _family(board, design)
-    d, _, _ = contrasts(board, fam)
+    d, _, _, _ = contrasts(board, fam)
     pairs_unsorted = result.pairs.set_index(["readout", "system_a", "system_b"])
     keys = pd.MultiIndex.from_arrays(
         [
@@ -467,7 +575,18 @@ def calibrate_board(
     flat = d.reshape(-1, d.shape[2])[use]
     eps = aligned["eps_outside"].to_numpy(dtype=float)[use]
     delta = design.alpha / result.m
-    null = sign_flip_null(flat, board.codes, len(board.clusters), eps, delta, draws, rng)
+    # the radius each verdict used: its variance weights and critical value (sign-flip: CR1 se)
+    null = sign_flip_null(
+        flat,
+        board.codes,
+        len(board.clusters),
+        eps,
+        delta,
+        draws,
+        rng,
+        method="cr1" if design.inference == "signflip" else design.inference,
+        crit=aligned["crit"].to_numpy(dtype=float)[use],
+    )
     removed = removed_by_c_star(result.pairs, null.c_star) if null.c_star > 1 else None
     rows: list[dict[str, object]] = [
         {"quantity": "n_contrasts", "value": float(use.sum()), "detail": f"scope={scope}"},

@@ -10,6 +10,11 @@ for the cluster-robust radius), and e ~ N(0, noise_sd^2). A run fails with proba
 ``fail_rate`` (score null, failed true). The true difference of s over s' on every readout is
 effect_s - effect_s' (up to clipping, made rare by ``base`` = 0.5 and small spreads).
 
+Cluster sizes are equal (up to one task) by default; ``cluster_sizes`` gives them explicitly and
+:func:`unequal_sizes` makes a geometric spread (BioLitBench-like: a handful of topical clusters
+of very different sizes). A large ``cluster_sd`` with unequal sizes is the regime where CR1
+with t(K-1) is anti-conservative (docs/certify.md).
+
 Every synthetic row says so: task and cluster ids start with ``syn-`` and the entry hash is
 ``synthetic:<label>``. Pure: the randomness comes only from the ``Generator`` passed in.
 """
@@ -26,12 +31,31 @@ from kit.errors import check_param
 SYNTHETIC_PREFIX = "syn-"
 
 
+def unequal_sizes(n_tasks: int, n_clusters: int, ratio: float = 8.0) -> tuple[int, ...]:
+    """Cluster sizes summing to ``n_tasks``, geometric from smallest to largest = ``ratio`` x.
+
+    Rounded by largest remainders; every cluster keeps at least one task.
+    """
+    check_param(
+        "n_clusters", n_clusters, 1 <= n_clusters <= n_tasks, "in [1, n_tasks]", "unequal_sizes"
+    )
+    check_param("ratio", ratio, ratio >= 1, "a number >= 1", "unequal_sizes")
+    w = ratio ** np.linspace(0.0, 1.0, n_clusters)
+    spare = n_tasks - n_clusters
+    raw = w / w.sum() * spare
+    base = np.floor(raw).astype(int)
+    rest = spare - int(base.sum())
+    base[np.argsort(-(raw - base), kind="stable")[:rest]] += 1
+    return tuple(int(x) for x in base + 1)
+
+
 def simulate_board(
     rng: np.random.Generator,
     effects: Mapping[str, float],
     *,
     n_tasks: int = 50,
     n_clusters: int = 23,
+    cluster_sizes: Sequence[int] | None = None,
     readouts: Sequence[str] = ("quality",),
     base: float = 0.5,
     task_sd: float = 0.05,
@@ -40,16 +64,32 @@ def simulate_board(
     fail_rate: float = 0.0,
     label: str = "board",
 ) -> pd.DataFrame:
-    """A long score table (``schemas/scores.yaml``) with known true system effects."""
+    """A long score table (``schemas/scores.yaml``) with known true system effects.
+
+    ``cluster_sizes`` (one positive size per cluster, summing to ``n_tasks``) overrides the
+    equal split.
+    """
     check_param("n_tasks", n_tasks, n_tasks >= 1, "an integer >= 1", "simulate_board")
     check_param(
         "n_clusters", n_clusters, 1 <= n_clusters <= n_tasks, "in [1, n_tasks]", "simulate_board"
     )
+    if cluster_sizes is not None:
+        sizes = np.asarray(cluster_sizes, dtype=np.int64)
+        check_param(
+            "cluster_sizes",
+            cluster_sizes,
+            len(sizes) == n_clusters and bool(np.all(sizes >= 1)) and sizes.sum() == n_tasks,
+            "n_clusters positive sizes summing to n_tasks",
+            "simulate_board",
+        )
     check_param("fail_rate", fail_rate, 0 <= fail_rate < 1, "in [0, 1)", "simulate_board")
     check_param("effects", effects, len(effects) >= 1, "a non-empty mapping", "simulate_board")
     systems = sorted(effects)
     n_s, n_r = len(systems), len(readouts)
-    codes = np.sort(np.arange(n_tasks) % n_clusters)
+    if cluster_sizes is None:
+        codes = np.sort(np.arange(n_tasks) % n_clusters)
+    else:
+        codes = np.repeat(np.arange(n_clusters), sizes)
     eff = np.array([effects[s] for s in systems], dtype=float)
     task = rng.normal(0.0, task_sd, size=(1, n_tasks, n_r))
     u = rng.normal(0.0, cluster_sd, size=(n_s, n_clusters, 1))[:, codes, :]

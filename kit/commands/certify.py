@@ -14,15 +14,16 @@ from kit.certify.design import parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, true_differences
 from kit.errors import ConfigError
-from kit.report.tables import render, to_csv, write_table
+from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
 from kit.schema import read_table, read_yaml, validate_frame
 
 _path = click.Path(dir_okay=False, path_type=Path)
 
 
 def _write(frame: pd.DataFrame, schema: str, stem: Path, formats: tuple[str, ...]) -> None:
+    """Validate and write; csv carries full float precision (markdown / LaTeX round)."""
     validate_frame(frame, schema, str(stem))
-    write_table(frame, stem, formats)
+    write_table(frame, stem, formats, csv_float_fmt=FULL_PRECISION)
 
 
 @click.command("certify")
@@ -85,12 +86,12 @@ def certify(
     ranks.png, and with --null-draws N: calibration.csv, loco.csv.
     Example: kit certify scores.csv --design examples/certify/design.yaml --out out/ --null-draws 2000
     """
-    design = parse_design(read_yaml(design_path, "design"))
+    design = parse_design(read_yaml(design_path, "design"), str(design_path))
     click.echo(f"reading {scores}", err=True)
     frame = read_table(scores, "scores")
     targets = read_table(targets_path, "certify_targets") if targets_path else None
     click.echo(f"certifying {len(frame)} rows", err=True)
-    result = certify_board(frame, design, targets, str(scores))
+    result = certify_board(frame, design, targets, str(scores), str(targets_path or ""))
     out_dir.mkdir(parents=True, exist_ok=True)
     _write(result.pairs, "certify_pairs", out_dir / "pairs", ("csv",))
     _write(result.ranks, "certify_ranks", out_dir / "ranks", ("csv", "markdown", "latex"))
@@ -125,7 +126,13 @@ def certify(
     counts = result.pairs["verdict"].value_counts().sort_index()
     click.echo(
         f"{len(result.pairs)} (pair, readout) rows; m = {result.m}; "
-        + ", ".join(f"{k}: {v}" for k, v in counts.items())
+        f"inference = {result.inference}; " + ", ".join(f"{k}: {v}" for k, v in counts.items())
+    )
+    click.echo(
+        f"failed runs: {result.n_failed_runs} of {len(frame)} rows; composite common task set: "
+        f"{result.n_composite_tasks} of {result.n_tasks} tasks "
+        f"({result.n_tasks - result.n_composite_tasks} lost: a task leaves the composite of "
+        "every pair when any system lacks a composite there)"
     )
     click.echo(render(result.ranks, "table", title="Rank intervals (composite)"), nl=False)
     click.echo(f"wrote {out_dir}")

@@ -21,6 +21,7 @@ VERDICT_STYLE = {
     "refused": ("#b2182b", "refused (inadmissible)"),
     "too_few_tasks": ("#666666", "too few common tasks"),
     "too_few_clusters": ("#666666", "too few clusters"),
+    "too_little_variation": ("#666666", "too little variation (se = 0)"),
 }
 
 CSS = """

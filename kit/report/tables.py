@@ -1,7 +1,9 @@
 """Tables as csv, markdown, LaTeX, JSON and a console view -- deterministic, byte for byte.
 
 Floats are written with a fixed format (``float_format``, default ``%.6g`` for csv and ``%.3f``
-for markdown / LaTeX) so the same inputs give byte-identical files on every machine.
+for markdown / LaTeX) so the same inputs give byte-identical files on every machine. A csv meant
+to be re-used as data (e.g. ``kit certify``'s pairs.csv) passes :data:`FULL_PRECISION`: the
+shortest repr that round-trips every float64 exactly (still deterministic).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pandas as pd
 from kit import atomic
 
 FORMATS = ("table", "csv", "json", "markdown", "latex")
+FULL_PRECISION = None  # csv float format: Python's round-trip repr
 FILE_SUFFIX = {"csv": ".csv", "markdown": ".md", "latex": ".tex", "json": ".json"}
 
 
@@ -45,7 +48,7 @@ def _rows(frame: pd.DataFrame, float_fmt: str) -> list[list[str]]:
     return [[_cell(v, float_fmt) for v in rec] for rec in frame.itertuples(index=False)]
 
 
-def to_csv(frame: pd.DataFrame, float_fmt: str = "%.6g") -> str:
+def to_csv(frame: pd.DataFrame, float_fmt: str | None = "%.6g") -> str:
     buf = io.StringIO()
     frame.to_csv(buf, index=False, float_format=float_fmt, lineterminator="\n")
     return buf.getvalue()
@@ -159,11 +162,16 @@ def write_table(
     stem: str | os.PathLike[str],
     formats: Iterable[str] = ("csv",),
     caption: str | None = None,
+    csv_float_fmt: str | None = "%.6g",
 ) -> list[Path]:
-    """Write ``frame`` to ``stem`` + suffix for each format, each file atomically."""
+    """Write ``frame`` to ``stem`` + suffix for each format, each file atomically.
+
+    ``csv_float_fmt`` is the csv's float format (:data:`FULL_PRECISION` for data to re-use);
+    markdown and LaTeX always round.
+    """
     written = []
     for fmt in formats:
         path = Path(f"{stem}{FILE_SUFFIX[fmt]}")
-        text = render(frame, fmt, title=caption) if fmt != "csv" else to_csv(frame)
+        text = render(frame, fmt, title=caption) if fmt != "csv" else to_csv(frame, csv_float_fmt)
         written.append(atomic.write_text(path, text))
     return written

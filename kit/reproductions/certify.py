@@ -270,3 +270,24 @@ def published_pipelines(raw: Path) -> dict[str, pd.DataFrame]:
         ]
     )
     return {"certify_published_pipelines": pairs, "certify_published_pipelines_counts": counts}
+
+
+INFERENCE_KS = (4, 6, 8, 12, 23)
+INFERENCE_BOARDS = 300  # per cell and per null/alternative; >= 1000 in the slow test
+INFERENCE_SEED = 7
+
+
+def inference_simulation(raw: Path) -> dict[str, pd.DataFrame]:
+    """SYNTHETIC boards: family-wise false certification and power of each inference method.
+
+    Not a published table: the kit's own evidence for its default small-sample method
+    (docs/certify.md). ``raw`` is unused (no registry data enters).
+    """
+    del raw
+    from kit.certify.inference import DEFAULT_INFERENCE
+    from kit.certify.inference_study import inference_study
+
+    table = inference_study(INFERENCE_KS, INFERENCE_BOARDS, INFERENCE_SEED)
+    table.insert(0, "data", "synthetic")
+    table["default"] = table["method"] == DEFAULT_INFERENCE
+    return {"certify_inference_simulation": table}

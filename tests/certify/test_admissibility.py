@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from kit.certify.admissibility import PairConditions, admit
 from kit.certify.contrast import decide
-from kit.certify.design import parse_design
+from kit.certify.design import PerReadout, parse_design
 from kit.certify.engine import certify_board
 from kit.certify.nuisance import SystemNuisance, largest_admissible_L_M, nuisance_radius
 from kit.certify.simulate import simulate_board
@@ -75,7 +76,8 @@ def test_decisions_and_reasons() -> None:
     assert not far.admissible and far.reason == "radius_exceeds_tolerance"
     assert admit("A", "Z", "r", MISMATCH, d).reason == "undeclared_constants:Z"
     assert admit("A", "B", "r", MISMATCH, _design()).reason == "no_nuisance_constants"
-    bad_tol = _design(nuisance=nuis, tolerance={"default": 0.5})
+    # parse_design refuses it (exit 2); a Design built in code is still refused per pair
+    bad_tol = dataclasses.replace(_design(nuisance=nuis), tolerance=PerReadout(0.5))
     assert admit("A", "B", "r", MISMATCH, bad_tol).reason == "tolerance_unusable"
     none_tol = parse_design({"nuisance": nuis})
     assert admit("A", "B", "r", MISMATCH, none_tol).reason == "no_tolerance"

@@ -28,8 +28,9 @@ def board() -> pd.DataFrame:
     )
 
 
-def test_pairs_match_a_per_pair_recomputation(board: pd.DataFrame) -> None:
-    design = parse_design({"alpha": 0.05, "tolerance": {"default": 0.2}})
+@pytest.mark.parametrize("method", ["cr1", "cr2", "crv3"])
+def test_pairs_match_a_per_pair_recomputation(board: pd.DataFrame, method: str) -> None:
+    design = parse_design({"alpha": 0.05, "tolerance": {"default": 0.2}, "inference": method})
     res = certify_board(board, design)
     assert res.m == 6
     row = res.pairs.query("system_a == 'A' and system_b == 'D' and readout == 'r1'").iloc[0]
@@ -38,10 +39,11 @@ def test_pairs_match_a_per_pair_recomputation(board: pd.DataFrame) -> None:
     d = (wide["A"] - wide["D"]).to_numpy()
     keep = np.isfinite(d)
     codes = pd.factorize(clusters.to_numpy()[keep])[0]
-    ref = cluster_t(d[keep][None, :], codes, codes.max() + 1, 0.05 / 6)
+    ref = cluster_t(d[keep][None, :], codes, codes.max() + 1, 0.05 / 6, method)
     assert row["n_common"] == keep.sum()
     assert row["gap"] == pytest.approx(ref.gap[0])
     assert row["q"] == pytest.approx(ref.q[0])
+    assert row["q"] == pytest.approx(row["crit"] * row["se"], rel=1e-12)
     failed = board[(board["readout"] == "r1") & board["failed"]]
     assert row["n_failed_a"] == (failed["system"] == "A").sum()
     assert row["verdict"] == "certified" and row["winner"] == "A"
