@@ -1,4 +1,10 @@
-"""Atomic writes: a file appears whole or not at all (temp file in the same folder, then rename)."""
+"""Atomic writes: a file appears whole or not at all (temp file in the same folder, then rename).
+
+Files are created with mode ``0666 & ~umask`` and folders ``0777 & ~umask`` (what ``open`` and
+``mkdir`` give), not the private 0600/0700 of ``mkstemp``/``mkdtemp``. A set of files written by
+one command goes through :func:`staged_dir`: staged in a temp folder beside the target and
+swapped in only when all are written, so a refused or killed run leaves the old set intact.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +16,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give a new file (``0666 & ~umask``)."""
+    return 0o666 & ~_umask()
+
+
+def dir_mode() -> int:
+    """The mode ``mkdir`` would give a new folder (``0777 & ~umask``)."""
+    return 0o777 & ~_umask()
+
+
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically; create parent folders. Returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -57,15 +80,20 @@ def staged_file(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def staged_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a fresh temp folder beside ``path``; swap it into place only on success.
+def staged_dir(path: str | os.PathLike[str], keep: bool = False) -> Iterator[Path]:
+    """Yield a temp folder beside ``path``; swap it into place only on success.
 
-    A failed block leaves ``path`` exactly as it was.
+    A failed block leaves ``path`` exactly as it was. ``keep``: the temp folder starts as a copy
+    of ``path``'s current files (for a command that rewrites part of a folder, e.g. some of the
+    reproductions), so the swap replaces what the block rewrote and keeps the rest.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    tmp.chmod(dir_mode())
     try:
+        if keep and target.is_dir():
+            shutil.copytree(target, tmp, symlinks=True, dirs_exist_ok=True)
         yield tmp
         if target.exists():
             old = target.with_name(f".{target.name}.old")

@@ -2,11 +2,12 @@
 
 Exit status: 0 success; 1 a check ran and found a failure (e.g. a board cell that does not
 reproduce); 2 bad input or configuration (the message names file, row, column and what was
-expected). Each command group lives in ``kit/commands/<group>.py``.
+expected); 3 an internal error (a bug: please file an issue). Each command group lives in ``kit/commands/<group>.py``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -16,9 +17,13 @@ from kit import __version__
 from kit.commands import COMMANDS
 from kit.errors import KitError
 
+INTERNAL_ERROR = 3
+
 
 class KitGroup(click.Group):
-    """Maps every :class:`KitError` to one message on stderr and exit status 2; loads each
+    """Maps every :class:`KitError` to one message on stderr and exit status 2, and -- the last
+    line of defence -- any other exception to an *internal error*, exit status 3, with a pointer
+    to file an issue instead of a raw traceback (``KIT_DEBUG=1`` shows the traceback). Loads each
     command group on first use (:data:`kit.commands.COMMANDS`)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -49,6 +54,19 @@ class KitGroup(click.Group):
         except KitError as err:
             click.echo(err.render(), err=True)
             ctx.exit(err.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("KIT_DEBUG"):
+                raise
+            where = " ".join(["kit", *sys.argv[1:]])[:300]
+            click.echo(
+                f"internal error [{type(exc).__name__}]: {str(exc).splitlines()[0] if str(exc) else ''}"
+                f"\n  this is a bug in the kit, not in your input: please file an issue "
+                f"with the command line ({where}) and the output of KIT_DEBUG=1 for the traceback",
+                err=True,
+            )
+            ctx.exit(INTERNAL_ERROR)
 
 
 @click.group(cls=KitGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -66,7 +84,7 @@ def cli() -> None:
       kit certify SCORES --design DESIGN --out DIR
                                   certify every pair of a score table (A beats B at alpha)
 
-    Exit status: 0 ok, 1 a check failed, 2 bad input or configuration.
+    Exit status: 0 ok, 1 a check failed, 2 bad input or configuration, 3 internal error.
     """
 
 

@@ -13,16 +13,18 @@ column of the wrong dtype.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
-import yaml
 
+from kit import boundary
 from kit.errors import ConfigError, InputError, Location
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
@@ -30,9 +32,18 @@ NA_VALUES = ["", "NA", "NaN", "nan", "null", "None"]
 _TRUE = {"true", "1", "yes", "t"}
 _FALSE = {"false", "0", "no", "f"}
 MAX_LISTED = 20
+_SCHEMA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 
 
 def schema_path(name: str) -> Path:
+    """``schemas/<name>.yaml``; a name that is not a plain schema name (a path, ``..``) is refused,
+    so no schema is ever loaded from outside ``schemas/``."""
+    if not _SCHEMA_NAME.fullmatch(name):
+        raise ConfigError(
+            "unknown_schema",
+            f"{name!r} is not a schema name (letters, digits, '_' and '-'; "
+            "see `kit schema list`); schemas are loaded only from schemas/",
+        )
     return SCHEMA_DIR / f"{name}.yaml"
 
 
@@ -157,6 +168,17 @@ def validate_frame(
     """
     schema = load_schema(name)
     frame = frame.reset_index(drop=True)
+    missing_key = [k for k in schema.unique or [] if k not in frame.columns]
+    if missing_key:  # pandera's uniqueness check would raise a KeyError on these
+        raise InputError(
+            "schema_violation",
+            f"missing key column(s) against schema '{name}' (schemas/{name}.yaml)",
+            where=Location(source),
+            details=[
+                f"{source}: column '{k}': missing (schema '{name}' requires it)"
+                for k in missing_key
+            ],
+        )
     frame, bad = _precoerce(frame, schema, source, row_base)
     err: pa.errors.SchemaErrors | None = None
     try:
@@ -180,11 +202,12 @@ def validate_frame(
 def read_csv(path: str | os.PathLike[str], name: str) -> pd.DataFrame:
     """Read a CSV as text and validate it against schema ``name``."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(p)))
+    text = boundary.read_text(p)
     try:
-        frame = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=NA_VALUES)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        frame = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, na_values=NA_VALUES
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InputError(
             "unreadable_csv", f"not a readable CSV: {exc}", where=Location(str(p))
         ) from None
@@ -195,9 +218,7 @@ def read_table(path: str | os.PathLike[str], name: str) -> pd.DataFrame:
     """Read a table in CSV or Parquet (by suffix) and validate it against schema ``name``."""
     p = Path(path)
     if p.suffix.lower() in {".parquet", ".pq"}:
-        if not p.is_file():
-            raise InputError("missing_file", "file not found", where=Location(str(p)))
-        return validate_frame(pd.read_parquet(p), name, str(p))
+        return validate_frame(boundary.read_parquet(p), name, str(p))
     return read_csv(p, name)
 
 
@@ -232,14 +253,8 @@ def validate_json(obj: Any, name: str, source: str = "<json>") -> Any:
 
 
 def read_yaml(path: str | os.PathLike[str], name: str | None = None) -> Any:
-    """Read a YAML file (optionally validated against a JSON Schema); errors name the file."""
+    """Read a YAML file through :mod:`kit.boundary` (UTF-8, duplicate keys refused), optionally
+    validated against a JSON Schema; errors name the file, line and column."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(p)))
-    try:
-        obj = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        raise InputError(
-            "unreadable_yaml", f"not valid YAML: {exc}", where=Location(str(p))
-        ) from None
+    obj = boundary.read_yaml(p)
     return validate_json(obj, name, str(p)) if name else obj

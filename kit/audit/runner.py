@@ -685,6 +685,8 @@ def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
             "calibration_sha256": summary["conformal"]["calibration"]["sha256"],
             "kit_version": summary["kit_version"],
         }
+        if opts.cache_dir is None:
+            root_body["untracked"] = ["cache/"]  # the scorer's cache: reusable, not an output
         root = seal("audit-inputs", "inputs", root_body, None)
         write_receipt(tmp / "receipts" / "inputs.receipt.json", root)
         for name in sorted(files):
@@ -693,6 +695,7 @@ def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
                 "file": name,
                 "sha256": sha,
                 "bytes": len(files[name].encode("utf-8")),
+                "outputs": {name: sha},  # sealed: `kit verify receipts OUT` re-hashes it
             }
             if name.endswith(".csv"):  # checked by `kit verify receipts OUT`
                 body["tables"] = {name.removesuffix(".csv"): sha}

@@ -13,6 +13,7 @@ from kit import atomic
 from kit.certify.design import parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, true_differences
+from kit.commands.sealed import sealed_output
 from kit.errors import ConfigError
 from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
 from kit.schema import read_table, read_yaml, validate_frame
@@ -69,6 +70,7 @@ def _write(frame: pd.DataFrame, schema: str, stem: Path, formats: tuple[str, ...
     show_default=True,
     help="Write the rank-interval figure ranks.png.",
 )
+@sealed_output("out_dir", kind="certify")
 def certify(
     scores: Path,
     design_path: Path,
@@ -135,7 +137,6 @@ def certify(
         "every pair when any system lacks a composite there)"
     )
     click.echo(render(result.ranks, "table", title="Rank intervals (composite)"), nl=False)
-    click.echo(f"wrote {out_dir}")
 
 
 @click.group()

@@ -92,7 +92,10 @@ def verify_cmd(manifest_path: Path | None, root: Path, sources_file: Path) -> No
     checked, diffs = man.verify(doc, root, sources, exclude=man.exclusions(root, manifest_path))
     for d in diffs:
         click.echo(str(d))
-    click.echo(f"release verify: {checked} files in the manifest, {len(diffs)} difference(s)")
+    click.echo(
+        f"release verify {manifest_path}: {checked} files in the manifest, "
+        f"{len(diffs)} difference(s)"
+    )
     if diffs:
         raise SystemExit(1)
 

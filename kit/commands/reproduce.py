@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from kit import atomic
 from kit.commands.options import format_option, raw_option
 from kit.release import receipts
 from kit.release import reproduce as rep
@@ -128,15 +129,17 @@ def run_cmd(
 
             resources[need] = resolve_verifier(spec)
     root = rep.registry_receipt(raw)
-    receipts.write_receipt(out / "registry.receipt.json", root)
     t0 = time.perf_counter()
     n_tables = 0
-    for i, d in enumerate(decls, 1):
-        click.echo(f"[{i}/{len(decls)}] {d.name}: {d.title}", err=True)
-        res = rep.run(d, raw, out, root["content_hash"], resources=resources)
-        n_tables += len(res.tables)
-        rows = ", ".join(f"{t} ({n} rows)" for t, n in sorted(res.tables.items()))
-        click.echo(f"    {rows} in {res.seconds:.1f}s", err=True)
+    # one set: staged beside OUT (starting from its current files), swapped in when all are done
+    with atomic.staged_dir(out, keep=True) as stage:
+        receipts.write_receipt(stage / "registry.receipt.json", root)
+        for i, d in enumerate(decls, 1):
+            click.echo(f"[{i}/{len(decls)}] {d.name}: {d.title}", err=True)
+            res = rep.run(d, raw, stage, root["content_hash"], resources=resources)
+            n_tables += len(res.tables)
+            rows = ", ".join(f"{t} ({n} rows)" for t, n in sorted(res.tables.items()))
+            click.echo(f"    {rows} in {res.seconds:.1f}s", err=True)
     click.echo(
         f"reproductions: {len(decls)}, tables rebuilt: {n_tables}, "
         f"time: {time.perf_counter() - t0:.1f}s; wrote {out}"

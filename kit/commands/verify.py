@@ -90,26 +90,26 @@ def board_cmd(
 @verify.command("receipts")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=rep.DEFAULT_OUT)
 def receipts_cmd(folder: Path) -> None:
-    """Walk the receipt chain in FOLDER; exit 2 naming the first broken link.
+    """Verify FOLDER completely against its receipts: the chain, every sealed file's sha256
+    (tables, pages, JSON, figures), and that every file in FOLDER is sealed by some receipt
+    (or listed as untracked, like a cache).
 
-    Every table listed in a receipt must also still hash to the sha256 it recorded.
+    Exit 1 naming every file that changed, is missing or is not sealed; exit 2 when FOLDER
+    cannot be verified (missing, no receipts, a broken chain, a sealed path leaving FOLDER).
 
     Example: kit verify receipts data/tables
     """
-    chain = receipts.verify_chain(folder)
-    n_files = 0
-    for art in chain:
-        for tname, sha in sorted(art["body"].get("tables", {}).items()):
-            path = folder / f"{tname}.csv"
-            got = receipts.file_sha256(path) if path.is_file() else "(missing)"
-            if got != sha:
-                from kit.errors import IntegrityError
-
-                raise IntegrityError(
-                    "output_changed",
-                    f"{path}: sha256 {got[:12]}… differs from receipt '{art['name']}' ({sha[:12]}…)",
-                )
-            n_files += 1
+    check = receipts.verify_outputs(folder)
+    for f in check.findings:
+        click.echo(str(f))
+    untracked = f", {check.untracked} untracked" if check.untracked else ""
+    if check.findings:
+        click.echo(
+            f"receipts: {check.receipts} verified, chain intact; "
+            f"{len(check.findings)} difference(s) in {folder}"
+        )
+        raise SystemExit(1)
     click.echo(
-        f"receipts: {len(chain)} verified, chain intact; {n_files} table files match their receipts"
+        f"receipts: {check.receipts} verified, chain intact; {check.sealed} sealed files "
+        f"match their receipts; every file in {folder} is sealed{untracked}"
     )

@@ -3,7 +3,8 @@
 Tables: pubmedqa_items / pubmedqa_contexts / pubmedqa_meshes (one row per item, abstract
 section, MeSH term), qasa_scores / qasa_tau_curve / qasa_flag_rates, bioasq_summary,
 biolitbench_board, biolitbench_pipelines, openbiorq_board, published_constants, and
-registry_files (what was loaded, with sha256 and licence). Queries are read-only.
+registry_files (what was loaded, with sha256 and licence). Queries run in a sandbox
+(:mod:`kit.registry.sandbox`): one SELECT, read-only, no file access outside the catalog.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 
 from kit import atomic
 from kit.errors import InputError, Location
-from kit.registry import loaders
+from kit.registry import loaders, sandbox
 from kit.registry.fetch import DEFAULT_DEST, verify_present
 from kit.registry.sources import REPO_ROOT, load_sources
 from kit.schema import validate_frame
@@ -82,16 +83,18 @@ def build_catalog(
 
 
 def run_query(sql: str, db_path: Path = DEFAULT_DB) -> pd.DataFrame:
-    """Run ``sql`` on a read-only connection; SQL errors become an InputError (exit 2)."""
+    """Run one SELECT in the sandbox (:mod:`kit.registry.sandbox`); anything else, and every
+    SQL error, is an InputError (exit 2)."""
     if not Path(db_path).is_file():
         raise InputError(
             "no_catalog",
             "catalog not built; run `kit db build` (after `kit registry fetch`)",
             where=Location(str(db_path)),
         )
-    con = duckdb.connect(str(db_path), read_only=True)
+    statement = sandbox.check_select(sql)
+    con = sandbox.connect(Path(db_path))
     try:
-        return con.execute(sql).df()
+        return con.execute(statement).df()
     except duckdb.Error as exc:
         raise InputError("bad_query", f"query failed: {exc}".splitlines()[0]) from None
     finally:

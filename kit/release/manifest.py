@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kit import __version__, atomic
+from kit import __version__, atomic, boundary
 from kit.errors import ConfigError, InputError, IntegrityError, Location
 from kit.hashing import file_sha256
 from kit.registry.licences import check_exportable
@@ -75,7 +75,7 @@ class Entry:
 class Difference:
     """One way the tree differs from its manifest."""
 
-    kind: str  # changed | missing | extra | dvc | licence
+    kind: str  # changed | missing | extra | field | dvc | licence
     path: str
     detail: str
 
@@ -141,7 +141,16 @@ def _rel(path: Path, root: Path) -> str | None:
 
 
 def _entry(root: Path, rel: str, kind: str, source: str, licence: str) -> Entry:
+    """One released file; a symbolic link (or a path through one) is refused, never followed."""
     p = root / rel
+    linked = [q for q in (p, *p.parents) if q.is_symlink() and root in q.parents]
+    if linked or _rel(p, root) is None:
+        raise InputError(
+            "symlink_in_release",
+            f"is (or lies under) a symbolic link to {p.resolve()}; a release holds regular files "
+            "only: replace the link by the file it points to, or remove it",
+            where=Location(rel),
+        )
     return Entry(rel, file_sha256(p), p.stat().st_size, kind, source, licence)
 
 
@@ -283,20 +292,24 @@ def build(
 def write(path: Path, manifest: dict[str, Any]) -> Path:
     """Write the manifest atomically (sorted keys, stable order: byte-identical rebuilds)."""
     validate_json(manifest, "manifest", str(path))
-    return atomic.write_text(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return atomic.write_text(path, render(manifest))
+
+
+def render(manifest: dict[str, Any]) -> str:
+    """The one byte form of a manifest file (read refuses any other)."""
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
 
 
 def read(path: Path) -> dict[str, Any]:
     """Read and validate a manifest; InputError (exit 2) when unreadable or invalid."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError("unreadable_manifest", str(exc), where=Location(str(path))) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            "unreadable_manifest", f"not JSON ({exc})", where=Location(str(path))
-        ) from None
+    doc = boundary.read_json(path)  # UTF-8, finite numbers, bounded depth; errors name the file
     validate_json(doc, "manifest", str(path))
+    if Path(path).read_bytes() != render(doc).encode("utf-8"):
+        raise IntegrityError(
+            "tampered",
+            f"{path}: bytes differ from the manifest's canonical form (`kit release build` writes it; "
+            "was it edited?)",
+        )
     paths = [f["path"] for f in doc["files"]]
     if len(set(paths)) != len(paths):
         raise InputError("bad_manifest", "a path is listed twice", where=Location(str(path)))
@@ -324,7 +337,55 @@ def compare(manifest: dict[str, Any], current: list[Entry]) -> list[Difference]:
                         f"{want['sha256'][:12]}… ({want['bytes']} bytes)",
                     )
                 )
+            for name in ("kind", "source", "licence"):
+                if want[name] != getattr(got, name):
+                    out.append(
+                        Difference(
+                            "field",
+                            path,
+                            f"{name} {getattr(got, name)!r}, manifest records {want[name]!r}",
+                        )
+                    )
     return out
+
+
+def compare_header(manifest: dict[str, Any], col: Collection, commit_ok: bool) -> list[Difference]:
+    """Every manifest field outside ``files``: format, kit_version, commit, totals, withheld,
+    dvc, includes_tables, each against what the tree (and the running kit) gives. Pure."""
+    out: list[Difference] = []
+
+    def differs(name: str, want: Any, got: Any) -> None:
+        if want != got:
+            out.append(Difference("field", name, f"{got!r}, manifest records {want!r}"))
+
+    differs("format", manifest["format"], FORMAT)
+    differs("kit_version", manifest["kit_version"], __version__)
+    if not commit_ok:
+        out.append(
+            Difference(
+                "field",
+                "commit",
+                f"manifest records {manifest['commit']!r}, which is not HEAD or an ancestor of it",
+            )
+        )
+    files = manifest["files"]
+    differs(
+        "totals",
+        manifest["totals"],
+        {"files": len(files), "bytes": sum(int(f["bytes"]) for f in files)},
+    )
+    differs("withheld", manifest["withheld"], list(col.withheld))
+    differs("includes_tables", manifest["includes_tables"], col.includes_tables)
+    differs("dvc", manifest["dvc"], col.dvc)
+    return out
+
+
+def _commit_ok(root: Path, recorded: str | None) -> bool:
+    """The recorded commit is HEAD or one of its ancestors (a manifest committed after it was
+    built moves HEAD on); None only when the tree has no commit."""
+    if recorded is None:
+        return head_commit(root) is None
+    return _git(root, "merge-base", "--is-ancestor", recorded, "HEAD") is not None
 
 
 def verify(
@@ -342,6 +403,7 @@ def verify(
     if not manifest["includes_tables"]:
         current = [e for e in current if e.kind != "table"]
     diffs = compare(manifest, current)
+    diffs += compare_header(manifest, col, _commit_ok(root, manifest["commit"]))
     want = dvc_hash.read_dvc_out(root / DVC_FILE, RAW_DIR)
     if col.dvc["md5"] != want.md5 or manifest["dvc"]["md5"] != want.md5:
         diffs.append(

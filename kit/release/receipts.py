@@ -3,21 +3,42 @@
 ``content_hash = sha256(canonical_json(artifact without content_hash))`` where canonical JSON has
 sorted keys, no insignificant white space and UTF-8 text. Each receipt names its parent's hash
 (null for a root), so a chain proves that every output descends from the inputs it names.
+
+A receipt seals output files in ``body.outputs`` (``{relative posix path: sha256}``; the legacy
+``body.tables`` ``{table: sha256}`` seals ``<table>.csv``); paths are relative to the receipt's
+*base*: its own folder, or the folder above when the receipt sits in a ``receipts/`` folder.
+``body.untracked`` lists paths (a trailing ``/`` for a whole folder) deliberately left unsealed,
+such as a cache. :func:`verify_outputs` checks a folder completely: the chain, every sealed file's
+bytes, that no sealed path leaves the folder, and that every file in it is sealed or untracked.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kit import atomic
-from kit.errors import IntegrityError, Location
+from kit import atomic, boundary
+from kit.errors import InputError, IntegrityError, Location
 from kit.hashing import file_sha256
 from kit.schema import validate_json
 
-__all__ = ["canonical_json", "content_hash", "file_sha256", "seal", "verify_chain", "write_receipt"]
+__all__ = [
+    "canonical_json",
+    "content_hash",
+    "file_sha256",
+    "seal",
+    "seal_outputs",
+    "verify_chain",
+    "verify_outputs",
+    "write_receipt",
+]
+
+SUFFIX = ".receipt.json"
+RECEIPTS_DIR = "receipts"
 
 
 def canonical_json(obj: Any) -> bytes:
@@ -36,9 +57,14 @@ def seal(kind: str, name: str, body: dict[str, Any], parent: str | None) -> dict
     return art
 
 
+def render(artifact: dict[str, Any]) -> str:
+    """The one byte form of a receipt file (verify refuses any other: no byte goes unchecked)."""
+    return json.dumps(artifact, indent=2, sort_keys=True) + "\n"
+
+
 def write_receipt(path: Path, artifact: dict[str, Any]) -> Path:
     validate_json(artifact, "receipt", str(path))
-    return atomic.write_text(path, json.dumps(artifact, indent=2, sort_keys=True) + "\n")
+    return atomic.write_text(path, render(artifact))
 
 
 def verify_chain(folder: Path) -> list[dict[str, Any]]:
@@ -50,15 +76,21 @@ def verify_chain(folder: Path) -> list[dict[str, Any]]:
     arts: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path in sorted(Path(folder).rglob("*.receipt.json")):
         try:
-            art = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise IntegrityError("bad_receipt", f"{path}: not JSON ({exc})") from None
+            art = boundary.read_json(path)
+        except InputError as exc:
+            raise IntegrityError("bad_receipt", f"not a readable receipt: {exc.message}") from None
         validate_json(art, "receipt", str(path))
         if content_hash(art) != art["content_hash"]:
             raise IntegrityError(
                 "tampered",
                 f"{Location(str(path))}: content does not match its content_hash "
                 f"{art['content_hash'][:12]}… (recomputed {content_hash(art)[:12]}…)",
+            )
+        if path.read_bytes() != render(art).encode("utf-8"):
+            raise IntegrityError(
+                "tampered",
+                f"{Location(str(path))}: bytes differ from the receipt's canonical form "
+                "(receipts are written by the kit only; was it edited?)",
             )
         arts[art["content_hash"]] = (path, art)
     for path, art in sorted(arts.values(), key=lambda pa: str(pa[0])):
@@ -83,3 +115,148 @@ def verify_chain(folder: Path) -> list[dict[str, Any]]:
     for h in sorted(arts):
         visit(h)
     return ordered
+
+
+# ------------------------------------------------------------------- sealed output folders
+
+
+def receipt_base(path: Path) -> Path:
+    """The folder a receipt's sealed paths are relative to (see the module docstring)."""
+    folder = Path(path).parent
+    return folder.parent if folder.name == RECEIPTS_DIR else folder
+
+
+def seal_outputs(
+    base: Path,
+    kind: str,
+    name: str,
+    parent: str | None,
+    files: Iterable[str],
+    body: dict[str, Any] | None = None,
+    untracked: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Seal ``files`` (posix paths relative to ``base``) in ``base/receipts/<name>.receipt.json``.
+
+    ``body`` adds fields (inputs, parameters); returns the sealed artifact.
+    """
+    outputs = {rel: file_sha256(Path(base) / rel) for rel in sorted(set(files))}
+    full = {**(body or {}), "outputs": outputs}
+    if untracked:
+        full["untracked"] = sorted(set(untracked))
+    art = seal(kind, name, full, parent)
+    write_receipt(Path(base) / RECEIPTS_DIR / f"{name}{SUFFIX}", art)
+    return art
+
+
+def sealed_paths(art: dict[str, Any]) -> dict[str, str]:
+    """``{relative path: sha256}`` of every file a receipt seals (outputs and legacy tables)."""
+    body = art["body"]
+    out = {f"{t}.csv": sha for t, sha in (body.get("tables") or {}).items()}
+    out.update(body.get("outputs") or {})
+    return out
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One way a sealed folder differs from its receipts."""
+
+    kind: str  # changed | missing | unsealed
+    path: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind:<8} {self.path}  {self.detail}"
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """What :func:`verify_outputs` found: counts and every difference (none: all verified)."""
+
+    receipts: int
+    sealed: int
+    untracked: int
+    findings: tuple[Finding, ...]
+
+
+def _inside(folder: Path, base: Path, rel: str, receipt: Path) -> Path:
+    """``base/rel`` when it stays inside ``folder``; IntegrityError (exit 2) otherwise."""
+    pure = PurePosixPath(rel)
+    if not isinstance(rel, str) or pure.is_absolute() or ".." in pure.parts or "\\" in rel:
+        raise IntegrityError(
+            "path_escapes",
+            f"{receipt}: sealed path {rel!r} is not a plain relative path inside {folder}",
+        )
+    path = base / pure
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        raise IntegrityError(
+            "path_escapes", f"{receipt}: sealed path {rel!r} resolves outside {folder}"
+        ) from None
+    return path
+
+
+def verify_outputs(folder: Path) -> OutputCheck:
+    """Verify ``folder`` completely against its receipts.
+
+    Raises (cannot verify, exit 2): no such folder, no receipts, a broken chain, a sealed path
+    escaping the folder. Returns the findings (verified and different, exit 1): a sealed file
+    changed or missing, a file no receipt seals and none lists as untracked.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("missing_folder", "no such folder to verify", where=Location(str(folder)))
+    paths = {str(p): p for p in folder.rglob(f"*{SUFFIX}")}
+    if not paths:
+        raise InputError(
+            "no_receipts",
+            f"no *{SUFFIX} in the folder: nothing to verify (was it written by the kit?)",
+            where=Location(str(folder)),
+        )
+    chain = verify_chain(folder)
+    by_hash = {}
+    for p in paths.values():
+        by_hash[boundary.read_json(p)["content_hash"]] = p
+    findings: list[Finding] = []
+    covered: set[Path] = set()
+    untracked: list[Path] = []
+    for art in chain:
+        receipt = by_hash[art["content_hash"]]
+        base = receipt_base(receipt)
+        for rel in art["body"].get("untracked") or []:
+            untracked.append(_inside(folder, base, str(rel).rstrip("/"), receipt))
+        for rel, sha in sorted(sealed_paths(art).items()):
+            path = _inside(folder, base, rel, receipt)
+            shown = path.relative_to(folder).as_posix()
+            covered.add(path)
+            if path.is_symlink() or not path.is_file():
+                findings.append(Finding("missing", shown, f"sealed by {receipt.name}"))
+                continue
+            got = file_sha256(path)
+            if got != sha:
+                findings.append(
+                    Finding(
+                        "changed",
+                        shown,
+                        f"sha256 {got[:12]}… differs from {receipt.name} ({sha[:12]}…)",
+                    )
+                )
+    n_untracked = 0
+    for path in sorted(folder.rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            continue
+        if path.name.endswith(SUFFIX) and not path.is_symlink():
+            continue
+        if path in covered:
+            continue
+        if any(path == u or u in path.parents for u in untracked):
+            n_untracked += 1
+            continue
+        findings.append(
+            Finding(
+                "unsealed",
+                path.relative_to(folder).as_posix(),
+                "no receipt seals this file (a missing or deleted receipt?)",
+            )
+        )
+    return OutputCheck(len(chain), len(covered), n_untracked, tuple(findings))

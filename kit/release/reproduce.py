@@ -145,15 +145,17 @@ def run(
             "missing_table",
             f"{decl.function} did not return declared table(s) {', '.join(missing)}",
         )
-    hashes = {}
+    outputs = {}
     for tname, frame in sorted(tables.items()):
-        write_table(frame, out / tname, formats=("csv", "markdown", "latex"), caption=decl.title)
-        hashes[tname] = receipts.file_sha256(out / f"{tname}.csv")
+        for path in write_table(
+            frame, out / tname, formats=("csv", "markdown", "latex"), caption=decl.title
+        ):
+            outputs[path.name] = receipts.file_sha256(path)
     body = {
         "function": decl.function,
         "paper": decl.paper,
         "section": decl.section,
-        "tables": hashes,
+        "outputs": outputs,  # every file written (csv, md, tex): `kit verify receipts` checks all
     }
     receipts.write_receipt(
         out / f"{decl.name}.receipt.json",

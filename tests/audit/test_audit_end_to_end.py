@@ -98,7 +98,7 @@ def test_receipt_chain(audited: AuditRun) -> None:
     assert all(a["parent"] == root["content_hash"] for a in chain if a["name"] != "inputs")
     r = invoke("verify", "receipts", str(audited.out))
     assert r.exit_code == 0, r.output
-    assert "table files match" in r.output
+    assert "sealed files match" in r.output and "every file in" in r.output
 
 
 def test_page_is_self_contained(audited: AuditRun) -> None:

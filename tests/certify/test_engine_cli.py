@@ -210,5 +210,7 @@ def test_cli_outputs_are_deterministic(tmp_path: Path) -> None:
         args = ["certify", str(scores), "--design", str(design), "--out", str(out)]
         res = CliRunner().invoke(cli, [*args, "--null-draws", "50", "--no-figure"])
         assert res.exit_code == 0, res.output
-        texts.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+        texts.append(
+            {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        )
     assert texts[0] == texts[1]

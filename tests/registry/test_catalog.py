@@ -93,3 +93,95 @@ def test_build_refuses_unverified_raw(registry_raw: Path, tmp_path: Path) -> Non
     assert res.exit_code == 2
     assert "pubmedqa/ori_pqal.json" in res.output
     assert not db.exists()
+
+
+# --- the sandbox of `kit query` (issue 20, item 3) -------------------------------------------
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize(
+    ("sql", "named"),
+    [
+        ("COPY (SELECT 1) TO '{tmp}/f.csv'", "COPY"),
+        ("COPY pubmedqa_items TO '{tmp}/f.parquet' (FORMAT parquet)", "COPY"),
+        ("EXPORT DATABASE '{tmp}/exported'", "EXPORT"),
+        ("SELECT * FROM read_text('/etc/shadow')", "read_text"),
+        ("SELECT * FROM read_csv('/etc/passwd')", "read_csv"),
+        ("SELECT content FROM read_blob('/etc/passwd')", "read_blob"),
+        ("SELECT * FROM glob('/etc/*')", "glob"),
+        (
+            "SELECT n FROM (SELECT 1 AS n) WHERE n IN (SELECT 1 FROM read_csv('/etc/passwd'))",
+            "read_csv",
+        ),
+        ("WITH x AS (SELECT * FROM query('SELECT 1')) SELECT * FROM x", "query"),
+        ("ATTACH '{tmp}/new.db' (READ_WRITE)", "ATTACH"),
+        ("SELECT 1; COPY (SELECT 1) TO '{tmp}/g.csv'", "2 statements"),
+        ("SELECT 1; SELECT 2", "2 statements"),
+        ("INSTALL httpfs", "LOAD"),
+        ("LOAD httpfs", "LOAD"),
+        ("PRAGMA database_list", "PRAGMA"),
+        ("SET enable_external_access = true", "SET"),
+        ("CALL pragma_version()", "CALL"),
+        ("CREATE TABLE x AS SELECT 1", "CREATE"),
+    ],
+)
+def test_query_escapes_are_refused(catalog: Path, tmp_path: Path, sql: str, named: str) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    before_catalog = _snapshot(catalog.parent)
+    code, out = _q(catalog, sql.format(tmp=out_dir))
+    assert code == 2, out
+    assert "query_refused" in out and named in out, out
+    assert "not allowed" in out
+    assert "Traceback" not in out
+    assert "root:" not in out  # nothing of /etc/passwd or /etc/shadow came back
+    assert list(out_dir.iterdir()) == []  # nothing written
+    assert _snapshot(catalog.parent) == before_catalog  # the catalog untouched
+
+
+def test_sandboxed_connection_refuses_files_even_without_the_parser_check(catalog: Path) -> None:
+    """Layer 3 on its own: the connection cannot read files, attach, or unlock its config."""
+    from kit.registry import sandbox
+
+    con = sandbox.connect(catalog)
+    try:
+        for sql in (
+            "SELECT * FROM read_text('/etc/passwd')",
+            "SELECT * FROM read_csv('/etc/passwd')",
+            "ATTACH ':memory:' AS m",
+        ):
+            with pytest.raises(duckdb.Error):
+                con.execute(sql).fetchall()
+        with pytest.raises(duckdb.Error, match="locked"):
+            con.execute("SET enable_external_access = true")
+        assert con.execute("SELECT current_setting('enable_external_access')").fetchone() == (
+            False,
+        )
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "WITH d AS (SELECT final_decision FROM pubmedqa_items) SELECT count(*) AS n FROM d",
+        "SELECT count(*) AS n FROM pubmedqa_items UNION ALL SELECT 0 ORDER BY n DESC LIMIT 1",
+        "FROM pubmedqa_items SELECT count(*) AS n",
+    ],
+)
+def test_normal_selects_still_work(catalog: Path, sql: str) -> None:
+    code, out = _q(catalog, sql)
+    assert code == 0, out
+    assert out.strip().splitlines() == ["n", "1000"]
+
+
+def test_db_tables_lists_the_catalog(catalog: Path) -> None:
+    res = CliRunner().invoke(cli, ["db", "tables", "--db", str(catalog), "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    assert "pubmedqa_items" in res.output
