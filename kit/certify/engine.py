@@ -9,6 +9,7 @@ the conventional analysis R1..R5 side by side (the paper's Table 2).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import pandas as pd
 from kit.certify.admissibility import Admission, PairConditions, admit
 from kit.certify.composite import composite, normalise_quality, normalise_style
 from kit.certify.contrast import decide, mde
-from kit.certify.design import COMPOSITE, Design
+from kit.certify.design import COMPOSITE, Design, family_description
 from kit.certify.inference import sampling_radius
 from kit.certify.ranks import rank_intervals
 from kit.errors import InputError, Location
@@ -57,6 +58,7 @@ class Certification:
     conventional: pd.DataFrame
     conventional_counts: pd.DataFrame
     m: int  # Bonferroni denominator
+    family: str  # the Bonferroni family in words (design.family_description)
     inference: str  # the small-sample method of every radius q (Design.inference)
     n_failed_runs: int  # rows of the score table marked failed (or unscorable)
     n_tasks: int  # tasks of the board
@@ -74,7 +76,8 @@ def prepare_board(
 
     Raises :class:`InputError` for a cluster the design does not declare, a task in two
     clusters, metadata that differ across readouts of one (task, system), a readout named by
-    the design's axes that the table lacks, a table with no pair to compare (one system and no
+    the design's axes that the table lacks or a table readout on none of them, a failed run
+    that carries a score (or a run with neither), a table with no pair to compare (one system and no
     declared family), or a degenerate normalisation target (target <= q10_peers,
     band_hi <= band_lo) in ``targets_source``.
     """
@@ -120,12 +123,23 @@ def prepare_board(
             )
     readouts = tuple(sorted(frame["readout"].astype(str).unique()))
     if design.axes is not None:
-        missing = sorted({r for rs in design.axes.values() for r in rs} - set(readouts))
+        named = {r for rs in design.axes.values() for r in rs}
+        missing = sorted(named - set(readouts))
         if missing:
             raise InputError(
                 "missing_readout",
-                f"design axes name readout(s) absent from the table: {', '.join(missing)}",
+                f"{design.source} axes name readout(s) absent from the table: {', '.join(missing)}",
                 where=Location(source, column="readout"),
+            )
+        off_axis = ~frame["readout"].astype(str).isin(named).to_numpy()
+        if off_axis.any():
+            i = int(np.flatnonzero(off_axis)[0])
+            raise InputError(
+                "readout_not_on_axes",
+                f"readout {frame.loc[i, 'readout']!r} is on no axis of {design.source} "
+                f"({int(off_axis.sum())} row(s) in all): a readout the design does not declare "
+                "is never certified; add it to an axis or drop its rows",
+                where=Location(source, i + 2, "readout"),
             )
     task_cluster = frame.drop_duplicates("task_id").set_index("task_id")["cluster"].astype(str)
     cluster_names = tuple(sorted(task_cluster.unique()))
@@ -152,6 +166,16 @@ def prepare_board(
             "without a score must be marked failed",
             where=Location(source, i + 2, "score"),
         )
+    contradictory = fail & np.isfinite(score)
+    if contradictory.any():
+        i = int(np.flatnonzero(contradictory)[0])
+        raise InputError(
+            "failed_with_score",
+            f"failed is true but a score ({score[i]:.17g}) is present "
+            f"({int(contradictory.sum())} row(s)); a failed run has no score: clear the "
+            "score or mark the run not failed",
+            where=Location(source, i + 2, "score"),
+        )
     score = _normalise(frame, score, design, targets, source, targets_source)
     cube[ri, si, ti] = np.where(fail, np.nan, score)
     failed[ri, si, ti] = fail | ~np.isfinite(score)
@@ -171,11 +195,7 @@ def prepare_board(
         arr[si, ti] = frame[col].astype(str).to_numpy(dtype=object)
         meta[col] = arr
 
-    comp, _ = composite(cube[:-1], list(readouts), design.axes)
-    common = np.all(np.isfinite(comp), axis=0)
-    cube[-1] = np.where(common[None, :], comp, np.nan)
-    present[-1] = present[:-1].any(axis=0)
-    failed[-1] = present[-1] & ~np.isfinite(comp)
+    common = _composite_layer(cube, present, failed, readouts, design)
     return Board(
         systems=systems,
         tasks=tasks,
@@ -187,6 +207,37 @@ def prepare_board(
         present=present,
         meta=meta,
         composite_tasks=common,
+    )
+
+
+def _composite_layer(
+    cube: np.ndarray,
+    present: np.ndarray,
+    failed: np.ndarray,
+    readouts: tuple[str, ...],
+    design: Design,
+) -> np.ndarray:
+    """Fill the composite (last) layer of ``cube``/``present``/``failed`` in place from the
+    readout layers, on ONE common task set (every system has a composite); return that set."""
+    comp, _ = composite(cube[:-1], list(readouts), design.axes)
+    common = np.all(np.isfinite(comp), axis=0)
+    cube[-1] = np.where(common[None, :], comp, np.nan)
+    present[-1] = present[:-1].any(axis=0)
+    failed[-1] = present[-1] & ~np.isfinite(comp)
+    return common
+
+
+def rescored(board: Board, scores: np.ndarray, design: Design) -> Board:
+    """``board`` with new readout scores ``scores`` (R, S, T; NaN = failed or missing) and its
+    composite rebuilt by the rule of :func:`prepare_board`; clusters, metadata and the rows
+    present are kept (a board of the same shape, e.g. a simulated one)."""
+    cube = np.concatenate([scores, np.full((1, *scores.shape[1:]), np.nan)])
+    present = board.present.copy()
+    failed = board.failed.copy()
+    failed[:-1] = present[:-1] & ~np.isfinite(scores)
+    common = _composite_layer(cube, present, failed, board.readouts[:-1], design)
+    return dataclasses.replace(
+        board, cube=cube, present=present, failed=failed, composite_tasks=common
     )
 
 
@@ -290,7 +341,9 @@ def _family(board: Board, design: Design) -> _Family:
 
 
 def bonferroni_m(n_pairs: int, n_readouts: int, design: Design) -> int:
-    """m of delta' = alpha / m: every pair of the declared family, also those skipped."""
+    """m of delta' = alpha / m: every pair of the declared family, also those skipped, times
+    every readout shown (the composite included) unless the design narrows the family to the
+    pairs of each readout (``multiplicity: pairs``; see design.MULTIPLICITY)."""
     return n_pairs * (n_readouts if design.multiplicity == "pairs_x_readouts" else 1)
 
 
@@ -434,9 +487,12 @@ def certify_prepared(board: Board, design: Design) -> Certification:
             "t": ct.t,
             "p": ct.p,
             "mde": mde(ct.q, eps),
+            "family": np.full(n_r * n_p, design.multiplicity, dtype=object),
+            "family_m": np.full(n_r * n_p, m, dtype=np.int64),
         }
     )
     conventional, counts = _conventional(pairs, flat, design, m, ok)
+    pairs = blank_undefined(pairs)
     ranks = _ranks(board, pairs)
     order = ["readout", "system_a", "system_b"]
     return Certification(
@@ -445,11 +501,30 @@ def certify_prepared(board: Board, design: Design) -> Certification:
         conventional=conventional.sort_values(order, kind="stable").reset_index(drop=True),
         conventional_counts=counts,
         m=m,
+        family=family_description(design.multiplicity, n_p, n_r),
         inference=design.inference,
         n_failed_runs=int(board.failed[:-1].sum()),
         n_tasks=len(board.tasks),
         n_composite_tasks=int(board.composite_tasks.sum()),
     )
+
+
+RADIUS_COLUMNS = ("se", "q", "df", "crit", "t", "p", "mde")
+NO_RADIUS = ("too_few_tasks", "too_few_clusters")
+
+
+def blank_undefined(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Empty (NaN in memory, an empty csv cell) every statistic a verdict row does not define.
+
+    A row labelled too_few_tasks or too_few_clusters has no radius (Eq. (4) is not applied
+    below ``min_common_tasks`` common tasks or with fewer than two clusters): its se, q, df,
+    crit, t, p and mde are empty, never numbers that look like evidence; gap and the counts stay
+    (descriptive). A too_little_variation row keeps its statistics: se and q are the evidence
+    for the label (t = 0, p = 1 for identical systems). docs/certify.md states the rule.
+    """
+    out = pairs.copy()
+    out.loc[out["verdict"].isin(NO_RADIUS).to_numpy(), list(RADIUS_COLUMNS)] = np.nan
+    return out
 
 
 def _ranks(board: Board, pairs: pd.DataFrame) -> pd.DataFrame:

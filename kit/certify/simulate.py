@@ -49,6 +49,33 @@ def unequal_sizes(n_tasks: int, n_clusters: int, ratio: float = 8.0) -> tuple[in
     return tuple(int(x) for x in base + 1)
 
 
+def simulate_scores(
+    rng: np.random.Generator,
+    effects: np.ndarray,
+    codes: np.ndarray,
+    n_clusters: int,
+    n_readouts: int,
+    base: float | np.ndarray,
+    task_sd: float | np.ndarray,
+    cluster_sd: float | np.ndarray,
+    noise_sd: float | np.ndarray,
+) -> np.ndarray:
+    """Scores (S, T, R) of the module's model: effects (S, R) (or (S, 1)); ``codes`` (T,) the
+    cluster of each task; ``base`` and the three sds scalars or one per readout (R,).
+
+    The system-by-cluster effect u is shared by the readouts of a (system, cluster), scaled by
+    each readout's ``cluster_sd``. Draw order: task (1, T, R), u (S, K, 1), e (S, T, R).
+    """
+    eff = np.asarray(effects, dtype=float)
+    n_s, n_t = eff.shape[0], len(codes)
+    task = rng.normal(0.0, 1.0, size=(1, n_t, n_readouts)) * np.asarray(task_sd, dtype=float)
+    u = rng.normal(0.0, 1.0, size=(n_s, n_clusters, 1))[:, codes, :] * np.asarray(
+        cluster_sd, dtype=float
+    )
+    e = rng.normal(0.0, 1.0, size=(n_s, n_t, n_readouts)) * np.asarray(noise_sd, dtype=float)
+    return np.clip(np.asarray(base, dtype=float) + eff[:, None, :] + task + u + e, 0.0, 1.0)
+
+
 def simulate_board(
     rng: np.random.Generator,
     effects: Mapping[str, float],
@@ -91,10 +118,9 @@ def simulate_board(
     else:
         codes = np.repeat(np.arange(n_clusters), sizes)
     eff = np.array([effects[s] for s in systems], dtype=float)
-    task = rng.normal(0.0, task_sd, size=(1, n_tasks, n_r))
-    u = rng.normal(0.0, cluster_sd, size=(n_s, n_clusters, 1))[:, codes, :]
-    e = rng.normal(0.0, noise_sd, size=(n_s, n_tasks, n_r))
-    score = np.clip(base + eff[:, None, None] + task + u + e, 0.0, 1.0)
+    score = simulate_scores(
+        rng, eff[:, None], codes, n_clusters, n_r, base, task_sd, cluster_sd, noise_sd
+    )
     fail = rng.random(size=score.shape) < fail_rate
     s_idx, t_idx, r_idx = np.meshgrid(
         np.arange(n_s), np.arange(n_tasks), np.arange(n_r), indexing="ij"

@@ -57,7 +57,21 @@ def _write(frame: pd.DataFrame, schema: str, stem: Path, formats: tuple[str, ...
     show_default=True,
     help="Sign-flip draws for calibration.csv and loco.csv (0: skip).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sign flips.")
+@click.option(
+    "--validate",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="N null and N alternative SYNTHETIC boards shaped like the input for validity.csv "
+    "(family-wise false certification and power of this design on this board; 0: skip).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the sign flips and of the --validate boards.",
+)
 @click.option(
     "--calibration-scope",
     default="composite",
@@ -77,6 +91,7 @@ def certify(
     out_dir: Path,
     targets_path: Path | None,
     null_draws: int,
+    validate: int,
     seed: int,
     calibration_scope: str,
     figure: bool,
@@ -85,7 +100,8 @@ def certify(
 
     \b
     Writes to OUT: pairs.csv, ranks.{csv,md,tex}, conventional.csv, conventional_counts.csv,
-    ranks.png, and with --null-draws N: calibration.csv, loco.csv.
+    ranks.png, with --null-draws N: calibration.csv, loco.csv, and with --validate N:
+    validity.csv (SYNTHETIC boards shaped like the input; `kit report board` shows it).
     Example: kit certify scores.csv --design examples/certify/design.yaml --out out/ --null-draws 2000
     """
     design = parse_design(read_yaml(design_path, "design"), str(design_path))
@@ -121,14 +137,27 @@ def certify(
         )
         _write(cal, "certify_calibration", out_dir / "calibration", ("csv",))
         _write(loco, "certify_loco", out_dir / "loco", ("csv",))
+    validity_line = ""
+    if validate > 0:
+        from kit.certify.validity import validate_board, validity_sentence
+
+        click.echo(
+            f"validating: {validate} null + {validate} alternative SYNTHETIC boards", err=True
+        )
+        validity = validate_board(
+            frame, design, validate, seed, targets, str(scores), str(targets_path or "")
+        )
+        _write(validity, "certify_validity", out_dir / "validity", ("csv",))
+        validity_line = validity_sentence(validity)
     if figure:
         from kit.report.rank_figure import write_rank_figure
 
         write_rank_figure(result.ranks, out_dir / "ranks.png")
     counts = result.pairs["verdict"].value_counts().sort_index()
     click.echo(
-        f"{len(result.pairs)} (pair, readout) rows; m = {result.m}; "
-        f"inference = {result.inference}; " + ", ".join(f"{k}: {v}" for k, v in counts.items())
+        f"{len(result.pairs)} (pair, readout) rows; Bonferroni family: {result.family}, "
+        f"m = {result.m}; inference = {result.inference}; "
+        + ", ".join(f"{k}: {v}" for k, v in counts.items())
     )
     click.echo(
         f"failed runs: {result.n_failed_runs} of {len(frame)} rows; composite common task set: "
@@ -136,6 +165,8 @@ def certify(
         f"({result.n_tasks - result.n_composite_tasks} lost: a task leaves the composite of "
         "every pair when any system lacks a composite there)"
     )
+    if validity_line:
+        click.echo(f"validity: {validity_line}")
     click.echo(render(result.ranks, "table", title="Rank intervals (composite)"), nl=False)
 
 

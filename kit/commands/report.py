@@ -35,7 +35,8 @@ def report() -> None:
 @click.option("--title", default="Certified board", show_default=True)
 def board_cmd(certified: Path, out: Path | None, design: Path | None, title: str) -> None:
     """Render CERTIFIED/pairs.csv and CERTIFIED/ranks.csv (from `kit certify`) as one HTML page:
-    rank-interval chart, every pair verdict with its reason, the data hashes it came from.
+    rank-interval chart, every pair verdict with its reason, the data hashes it came from, and
+    CERTIFIED/validity.csv (from `kit certify --validate N`) when present.
 
     Example: kit certify scores.csv --design design.yaml --out cert && kit report board cert
     """
@@ -57,6 +58,10 @@ def board_cmd(certified: Path, out: Path | None, design: Path | None, title: str
         for k, v in json.loads(summary.read_text()).items():
             if isinstance(v, str | int | float | bool):
                 meta[k] = v
+    validity_path = certified / "validity.csv"
+    validity = read_table(validity_path, "certify_validity") if validity_path.is_file() else None
+    if validity is not None:
+        meta["validity.csv sha256"] = file_sha256(validity_path)
     out = out or certified / "board.html"
-    atomic.write_text(out, render_board_page(ranks, pairs, meta, title=title))
+    atomic.write_text(out, render_board_page(ranks, pairs, meta, title=title, validity=validity))
     click.echo(f"wrote {out} ({len(ranks)} systems, {len(pairs)} pair verdicts)")

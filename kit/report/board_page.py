@@ -2,7 +2,9 @@
 
 Pure rendering: frames and metadata in, an HTML string out. The rank-interval chart is inline
 SVG (like the paper's Figure 1: one bar per system from rank_lo to rank_hi); the pair table shows
-every verdict with its reason, refused pairs as refused; the footer names the data hashes, alpha
+every verdict with its reason, refused pairs as refused, and the Bonferroni family it used;
+the validity report of ``kit certify --validate`` (SYNTHETIC boards shaped like this one) when
+there is one; the footer names the data hashes, alpha
 and kit version the page was built from.
 """
 
@@ -86,13 +88,49 @@ def rank_chart_svg(ranks: pd.DataFrame, width: int = 720, row_h: int = 26) -> st
     return "".join(parts)
 
 
+def family_html(pairs: pd.DataFrame) -> str:
+    """The Bonferroni family the verdicts used (pairs.csv ``family`` / ``family_m``)."""
+    if not {"family", "family_m"} <= set(pairs.columns) or pairs.empty:
+        return ""
+    fam = sorted(set(pairs["family"].astype(str)))
+    m = sorted({int(x) for x in pairs["family_m"]})
+    words = {
+        "pairs_x_readouts": "every (pair, readout) shown, composite included",
+        "pairs": "the pairs of each readout (each readout its own family: a reader of several "
+        "readouts' verdicts is not protected at alpha)",
+    }
+    text = "; ".join(words.get(f, f) for f in fam)
+    return (
+        f"<p class='meta'>Bonferroni family: {_e(text)} ({_e(', '.join(fam))}), "
+        f"m = {_e(', '.join(str(x) for x in m))}; every radius is at delta' = alpha / m.</p>"
+    )
+
+
+def validity_html(validity: pd.DataFrame | None) -> str:
+    """The validity report (validity.csv of ``kit certify --validate N``) as plain sentences."""
+    if validity is None or validity.empty:
+        return ""
+    from kit.certify.validity import ALL, validity_sentence
+
+    fwer = validity[
+        (validity["quantity"] == "fwer_false_certification") & (validity["readout"] == ALL)
+    ]
+    detail = fwer["detail"].iloc[0] if len(fwer) else ""
+    return (
+        "<h2>Validity on boards shaped like this one (SYNTHETIC)</h2>"
+        f"<p>{_e(validity_sentence(validity))}</p><p class='meta'>{_e(detail)}</p>"
+    )
+
+
 def render_board_page(
     ranks: pd.DataFrame,
     pairs: pd.DataFrame,
     meta: Mapping[str, object],
     title: str = "Certified board",
+    validity: pd.DataFrame | None = None,
 ) -> str:
-    """The whole page. ``meta`` should name alpha, the design and score hashes and kit version."""
+    """The whole page. ``meta`` should name alpha, the design and score hashes and kit version;
+    ``validity`` is the table of ``kit certify --validate N`` (shown when given)."""
     counts = pairs["verdict"].value_counts().to_dict() if len(pairs) else {}
     count_html = "".join(
         f'<span><span class="badge" style="background:{VERDICT_STYLE.get(v, ("#444", v))[0]}">'
@@ -132,10 +170,12 @@ def render_board_page(
         "<table><thead><tr><th>system</th><th>composite</th><th>tasks</th><th>certified rank</th>"
         f"</tr></thead><tbody>{rank_rows}</tbody></table>"
         "<h2>Pair verdicts</h2>"
+        f"{family_html(pairs)}"
         f"<div class='counts'>{count_html}</div>"
         "<table><thead><tr><th>A</th><th>B</th><th>readout</th><th>verdict</th><th>winner</th>"
         "<th>gap</th><th>q</th><th>ε_outside</th><th>MDE</th><th>reason</th></tr></thead>"
         f"<tbody>{''.join(pair_rows)}</tbody></table>"
+        f"{validity_html(validity)}"
         f"<footer>{meta_rows}</footer>"
         "</body></html>\n"
     )

@@ -44,7 +44,8 @@ def wilson_ci(k: int, n: int, level: float = 0.95) -> Proportion:
         k=int(k),
         n=int(n),
         estimate=p,
-        lo=max(0.0, centre - half),
-        hi=min(1.0, centre + half),
+        # at k = 0 (k = n) the bound is 0 (1) exactly; rounding would leave ~1e-17 off it
+        lo=0.0 if k == 0 else max(0.0, centre - half),
+        hi=1.0 if k == n else min(1.0, centre + half),
         level=level,
     )

@@ -208,3 +208,25 @@ def test_calibrate_board_uses_the_design_inference() -> None:
         res = certify_board(frame, design)
         cal, _ = calibrate_board(frame, design, res, 64, np.random.default_rng(0))
         assert 0 <= cal.set_index("quantity").loc["fwer_false_certification", "value"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("design", "change", "verdict"),
+    [
+        ("min_common_tasks: 1000\n", {}, "too_few_tasks"),
+        ("alpha: 0.05\n", {"cluster": "only"}, "too_few_clusters"),
+    ],
+)
+def test_rows_without_a_radius_carry_empty_statistics(
+    tmp_path: Path, design: str, change: dict[str, str], verdict: str
+) -> None:
+    frame = _board({"A": 0.1, "B": 0.0, "C": 0.0}).assign(**change)
+    code, out = _run(tmp_path, frame, design)
+    assert code == 0, out
+    text = (tmp_path / "o" / "pairs.csv").read_text()
+    assert "nan" not in text.lower()
+    raw = pd.read_csv(tmp_path / "o" / "pairs.csv", keep_default_na=False)
+    assert set(raw["verdict"]) == {verdict}
+    for col in ("se", "q", "df", "crit", "t", "p", "mde"):
+        assert (raw[col] == "").all(), col  # empty cells, not numbers that look like evidence
+    assert (raw["gap"] != "").all()  # the descriptive gap stays
