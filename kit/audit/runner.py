@@ -1,4 +1,5 @@
-"""The I/O shell of `kit audit`: read and hash inputs, score with a resumable cache, write outputs.
+"""The I/O shell of `kit audit`: read and hash inputs, score through the shared score store, write
+outputs.
 
 Order (issue 8): every input is read and validated first -- runs (nothing is scored until every
 run parses), checklists, imported judge verdicts, calibration, board and design, the verifier
@@ -6,10 +7,10 @@ run parses), checklists, imported judge verdicts, calibration, board and design,
 ConfigError) -- then L1, L2 + conformal flags, re-attribution, checklists, behaviour, board.
 
 Outputs are written into a staged folder and swapped into place (:func:`kit.atomic.staged_dir`),
-so a failed audit leaves the previous report (or none) untouched. The one exception is the score
-cache ``cache/support_scores.jsonl``: it is written atomically after every chunk of runs, so an
-interrupted audit resumes from what it had scored; a folder that held no report before a failed
-audit then holds only ``cache/`` -- never a partial report.
+so a failed audit leaves the previous report (or none) untouched. Scores live outside the report,
+in the shared content-addressed store (:mod:`kit.guard.score_store`, ``--cache-dir``, default
+``data/scores/``): a shard is appended after every chunk of runs, so an interrupted audit resumes
+from what it had scored, and a re-audit of the same runs into any folder scores nothing again.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from kit import __version__, atomic
 from kit.audit import core
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_checklists
+from kit.guard.score_store import DEFAULT_STORE
 from kit.guard.verifier import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
 
-CACHE_NAME = "support_scores.jsonl"
 CHUNK_RUNS = 50
 DEFAULT_CALIBRATION = "pubmedqa-neighbours"
 KNOWN_CORPORA = ("pubmedqa",)
@@ -64,7 +65,7 @@ class AuditOptions:
     agent_system: str | None = None
     truth: Path | None = None
     failed_lookups: Path | None = None
-    cache_dir: Path | None = None
+    cache_dir: Path | None = DEFAULT_STORE  # the score store; None: in memory only
     max_answer_chars: int = 100_000
     skip_bad: bool = False
     progress: bool = True
@@ -304,40 +305,6 @@ def read_inputs(opts: AuditOptions) -> Inputs:
     return inputs
 
 
-# ----------------------------------------------------------------------------- cache
-
-
-def cache_path(opts: AuditOptions) -> Path:
-    return (opts.cache_dir or opts.out / "cache") / CACHE_NAME
-
-
-def load_cache(path: Path) -> dict[str, float]:
-    """key -> score; a corrupt line is an InputError naming it (delete the cache to rebuild)."""
-    out: dict[str, float] = {}
-    if not path.is_file():
-        return out
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-            key, score = str(obj["key"]), float(obj["score"])
-            if not 0.0 <= score <= 1.0:  # also refuses NaN
-                raise ValueError
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise InputError(
-                "bad_cache",
-                "not a {key, score} record; delete the cache file to rebuild it",
-                where=Location(str(path), i),
-            ) from None
-        out[key] = score
-    return out
-
-
-def cache_text(cache: dict[str, float]) -> str:
-    return "".join(json.dumps({"key": k, "score": cache[k]}) + "\n" for k in sorted(cache))
-
-
 # ----------------------------------------------------------------------------- the audit
 
 
@@ -348,7 +315,6 @@ class AuditResult:
     summary: dict[str, Any]
     board_pairs: pd.DataFrame | None
     board_ranks: pd.DataFrame | None
-    cache: dict[str, float]
     cache_hits: int
     cache_misses: int
     passages: dict[str, str]
@@ -374,7 +340,8 @@ def resolved_alpha(opts: AuditOptions, calibration: Any | None) -> float:
 
 
 def run_audit(opts: AuditOptions) -> AuditResult:
-    """Run every stage (see module doc) and return tables and the summary; writes only the cache."""
+    """Run every stage (see module doc) and return tables and the summary; writes only to the
+    score store."""
     from kit.grade.behaviour import run_behaviour
     from kit.grade.citation_audit import (
         CLUSTER_NOTE,
@@ -393,6 +360,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         guard_rule,
         scores_sha256,
     )
+    from kit.guard.score_store import open_scorer
     from kit.registry.loaders import pubmedqa_tables
 
     t0 = time.perf_counter()
@@ -417,14 +385,8 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     known = frozenset(corpus.pmids)
     resolver = FlakyResolver(known, inputs.failed_lookups) if inputs.failed_lookups else None
     resolvers = {"PMID": resolver or SetResolver(known)}
-    cpath = cache_path(opts)
-    cache = load_cache(cpath)
-    scorer = core.CachedScorer(verifier, card["onnx_sha256"], cache)
-
-    def persist() -> None:
-        if scorer.new:
-            atomic.write_text(cpath, cache_text(scorer.cache))
-            scorer.new.clear()
+    scorer = open_scorer(verifier, opts.cache_dir, opts.device)
+    persist = scorer.flush
 
     # L1 + L2 over runs, chunk by chunk (progress, resumable) ------------------------------
     ordered = sorted(runs, key=lambda r: r.run_id)
@@ -640,7 +602,6 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         core.json_clean(summary),
         board_pairs,
         board_ranks,
-        dict(scorer.cache),
         scorer.hits,
         scorer.misses,
         {v: texts[v] for v in sorted(set(cites.loc[cites["flagged"], "value"])) if v in texts},
@@ -676,9 +637,6 @@ def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
         tmp.chmod(0o755)
         for name, text in sorted(files.items()):
             (tmp / name).write_text(text, encoding="utf-8")
-        if opts.cache_dir is None:
-            (tmp / "cache").mkdir()
-            (tmp / "cache" / CACHE_NAME).write_text(cache_text(result.cache), encoding="utf-8")
         root_body = {
             "inputs": summary["inputs"],
             "verifier_onnx_sha256": summary["verifier"]["onnx_sha256"],

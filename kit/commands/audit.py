@@ -8,6 +8,7 @@ import click
 
 from kit.audit.runner import DEFAULT_CALIBRATION, AuditOptions
 from kit.audit.runner import audit as run_and_write
+from kit.commands.options import score_store_options, score_store_root
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 from kit.registry.fetch import DEFAULT_DEST
 
@@ -63,7 +64,7 @@ _dir = click.Path(file_okay=False, path_type=Path)
 @click.option(
     "--failed-lookups", type=_file, default=None, help="Simulated outages (default: beside RUNS)."
 )
-@click.option("--cache-dir", type=_dir, default=None, help="Score cache folder [OUT/cache].")
+@score_store_options
 @click.option("--max-answer-chars", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--skip-bad", is_flag=True, help="Skip malformed run lines (counted) instead.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
@@ -90,7 +91,8 @@ def audit(
     agent_system: str | None,
     truth: Path | None,
     failed_lookups: Path | None,
-    cache_dir: Path | None,
+    cache_dir: Path,
+    no_cache: bool,
     max_answer_chars: int,
     skip_bad: bool,
     quiet: bool,
@@ -102,8 +104,9 @@ def audit(
     corpus; L2 support with the verifier and the split-conformal flag rule (flag iff s <= tau),
     with BM25 re-attribution suggestions; checklist grading (--checklists); behaviour from the
     traces; with --board/--design, the agent's place on the board (certify engine).
-    Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/, cache/.
-    A rerun reuses cached scores (sha256 of verifier, claim, passage).
+    Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/. Scores go to
+    the shared score store (--cache-dir): a re-audit of the same runs, into any folder,
+    rescores nothing (keys: sha256 of verifier ONNX, scoring mode, claim, passage).
 
     \b
     Example:
@@ -133,7 +136,7 @@ def audit(
         agent_system=agent_system,
         truth=truth,
         failed_lookups=failed_lookups,
-        cache_dir=cache_dir,
+        cache_dir=score_store_root(cache_dir, no_cache),
         max_answer_chars=max_answer_chars,
         skip_bad=skip_bad,
         progress=not quiet,
@@ -145,7 +148,7 @@ def audit(
         f"audited {c['runs']} runs, {c['citations']} citations (tau={s['conformal']['tau']:.4g} "
         f"at alpha={s['conformal']['alpha']:g}); flagged: "
         + ", ".join(f"{k} {v}" for k, v in c["flagged"].items())
-        + f"; cache {result.cache_hits} hit(s), {result.cache_misses} scored -> {out}"
+        + f"; score store {result.cache_hits} hit(s), {result.cache_misses} scored -> {out}"
     )
     from kit.guard.calibration import guarantee_line
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
-from kit.commands.options import raw_option
+from kit.commands.options import raw_option, score_store_options, score_store_root
 from kit.errors import ConfigError, InputError, Location
 from kit.report.tables import to_csv
 from kit.schema import validate_frame
@@ -369,6 +369,7 @@ def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Pat
     "of `kit guard pairs`; e.g. positive,random for an easy calibration set).",
 )
 @verifier_options
+@score_store_options
 def score_cmd(
     pairs: Path,
     out: Path,
@@ -377,6 +378,8 @@ def score_cmd(
     variant: str,
     device: str,
     batch_size: int,
+    cache_dir: Path,
+    no_cache: bool,
 ) -> None:
     """Score any pair table with a verifier: one `score` per pair, keyed by pair_id.
 
@@ -386,7 +389,8 @@ def score_cmd(
     A cross-encoder also writes its class probabilities p_entailment, p_neutral,
     p_contradiction (named after the card's labels). Prints AUC per negative pair type when
     the table is labelled. A PubMedQA table from `kit guard pairs` scores as before, and the
-    result is usable as --calibration for `kit guard tau` and `kit guard run`.
+    result is usable as --calibration for `kit guard tau` and `kit guard run`. Scores are read
+    from and added to the shared score store (--cache-dir), as `kit audit` does.
 
     \b
     Example:
@@ -394,6 +398,7 @@ def score_cmd(
       kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
     """
     from kit.guard.pairtable import read_pair_table, score_pairs, table_format, write_pair_table
+    from kit.guard.score_store import open_scorer
     from kit.guard.verifier import load_verifier
 
     table_format(out, "output table")
@@ -408,14 +413,19 @@ def score_cmd(
     if frame.empty:
         raise ConfigError("bad_parameter", f"no pairs left after --keep-types {keep_types!r}")
     v = load_verifier(verifier, variant, device, batch_size, progress=True)
-    scored = score_pairs(v, frame)
+    stored = open_scorer(v, score_store_root(cache_dir, no_cache), device)
+    scored = score_pairs(stored, frame)
+    stored.flush()
     scored = validate_frame(scored.reset_index(drop=True), "guard_pair_scores", str(out))
     write_pair_table(scored, out)
     for line in _auc_lines(scored):
         click.echo(f"  {line}")
     probs = [c for c in scored.columns if c.startswith("p_")]
     extra = f" with {', '.join(probs)}" if probs else ""
-    click.echo(f"scored {len(scored)} pairs with {v.card.name} ({variant}){extra} -> {out}")
+    click.echo(
+        f"scored {len(scored)} pairs with {v.card.name} ({variant}){extra}; score store "
+        f"{stored.hits} hit(s), {stored.misses} scored -> {out}"
+    )
 
 
 def _auc_lines(frame: pd.DataFrame) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -25,3 +26,29 @@ raw_option = click.option(
     show_default=True,
     help="The fetched registry folder (kit registry fetch).",
 )
+
+
+def score_store_options(f: Callable[..., None]) -> Callable[..., None]:
+    """--cache-dir DIR (the shared score store; env KIT_CACHE_DIR) and --no-cache."""
+    from kit.guard.score_store import DEFAULT_STORE, ENV_VAR
+
+    f = click.option(
+        "--no-cache",
+        is_flag=True,
+        help="Keep scores in memory only: neither read nor write the score store.",
+    )(f)
+    return click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=DEFAULT_STORE,
+        show_default=True,
+        envvar=ENV_VAR,
+        show_envvar=True,
+        help="The score store shared by every command and output folder: verifier scores keyed "
+        "by sha256 of (verifier ONNX, scoring mode, claim, passage); safe for concurrent runs.",
+    )(f)
+
+
+def score_store_root(cache_dir: Path, no_cache: bool) -> Path | None:
+    """The store folder the command uses (None with --no-cache)."""
+    return None if no_cache else cache_dir

@@ -11,38 +11,6 @@ from kit.grade.citation_audit import SupportRule
 from kit.stats.wilson import wilson_ci
 
 
-class CountingScorer:
-    name = "counting"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def score(self, claims: list[str], passages: list[str]) -> np.ndarray:
-        self.calls += len(claims)
-        return np.array([len(c) / (len(c) + len(p)) for c, p in zip(claims, passages, strict=True)])
-
-
-def test_cache_key_separates_fields() -> None:
-    a = core.cache_key("v", "ab", "c")
-    assert a == core.cache_key("v", "ab", "c")
-    assert a != core.cache_key("v", "a", "bc")  # length-prefixed: no concatenation collisions
-    assert a != core.cache_key("w", "ab", "c")
-    assert len(a) == 64
-
-
-def test_cached_scorer_scores_each_pair_once() -> None:
-    inner = CountingScorer()
-    s = core.CachedScorer(inner, "sha")
-    first = s.score(["a", "bb", "a"], ["x", "y", "x"])
-    assert inner.calls == 2 and s.misses == 2 and s.hits == 1
-    again = core.CachedScorer(CountingScorer(), "sha", dict(s.cache))
-    second = again.score(["a", "bb"], ["x", "y"])
-    assert again.inner.calls == 0 and again.hits == 2
-    np.testing.assert_array_equal(first[:2], second)
-    with pytest.raises(Exception, match="same length"):
-        s.score(["a"], [])
-
-
 def _audited() -> pd.DataFrame:
     return pd.DataFrame(
         {

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from audit_helpers import AGENT, AuditRun, invoke
+from audit_helpers import AGENT, AuditRun, audit_args, invoke
 from browser import screenshot
 
 from kit.release.receipts import verify_chain
@@ -122,3 +122,37 @@ def test_rerun_reuses_cache_and_is_identical(audited: AuditRun, tmp_path: Path) 
     for n, data in before.items():
         assert (audited.out / n).read_bytes() == data, n
     assert "audit: 40/40 runs" in r.stderr  # progress over runs on stderr
+
+
+def _store_counts(output: str) -> tuple[int, int]:
+    m = re.search(r"score store (\d+) hit\(s\), (\d+) scored", output)
+    assert m, output
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_reaudit_into_a_new_folder_scores_nothing_and_is_identical(
+    planted_dir: Path, audit_verifier: Path, registry_raw: Path, tmp_path: Path
+) -> None:
+    """Cold store, then a re-audit of the same runs into a NEW folder: zero pairs scored, no
+    shard added, byte-identical outputs (--no-cache: tests/guard/test_score_store.py)."""
+    runs = tmp_path / "runs" / "runs.jsonl"
+    runs.parent.mkdir()
+    runs.write_text("\n".join((planted_dir / "runs.jsonl").read_text().splitlines()[:5]) + "\n")
+    store = tmp_path / "scores"
+    names = ("summary.json", "citations.csv", "runs.csv", "report.html")
+    got = {}
+    for run in ("cold", "warm"):
+        args = audit_args(
+            planted_dir, audit_verifier, registry_raw, tmp_path / run, "--n-cal", "12"
+        )
+        args[1] = str(runs)
+        r = invoke(*args, "--cache-dir", str(store))
+        assert r.exit_code == 0, r.output
+        got[run] = (_store_counts(r.output), {n: (tmp_path / run / n).read_bytes() for n in names})
+        if run == "cold":
+            shards = sorted(store.glob("*/*/shard-*.parquet"))
+    (hits, scored), cold = got["cold"]
+    assert scored > 0
+    assert got["warm"][0] == (hits + scored, 0)
+    assert got["warm"][1] == cold
+    assert sorted(store.glob("*/*/shard-*.parquet")) == shards  # the warm run added none

@@ -143,13 +143,12 @@ def test_device_cuda_without_provider(
     assert "no_cuda" in r.output and "CUDAExecutionProvider" in r.output
 
 
-def test_imported_judge_verdicts_and_cache_dir(
+def test_imported_judge_verdicts_and_shared_store(
     audited: AuditRun, planted_dir: Path, audit_verifier: Path, registry_raw: Path, tmp_path: Path
 ) -> None:
-    """Verdicts of an external judge are scored instead of the built-in judge's; --cache-dir
-    reuses the scores of an earlier audit (nothing rescored)."""
-    import shutil
-
+    """Verdicts of an external judge are scored instead of the built-in judge's; an audit of
+    the same runs into a NEW folder reuses the shared score store (nothing rescored) and writes
+    no per-folder cache."""
     # an external judge that marks every criterion met (must_avoid met = the bad thing: 0)
     rows = []
     for line in (planted_dir / "checklists.jsonl").read_text().splitlines():
@@ -160,22 +159,13 @@ def test_imported_judge_verdicts_and_cache_dir(
     verdicts.write_text(
         "judge,model,task_id,criterion_id,verdict\n" + "".join(",".join(r) + "\n" for r in rows)
     )
-    cache = tmp_path / "cache"
-    shutil.copytree(audited.out / "cache", cache)
     out = tmp_path / "report"
     args = audit_args(
-        planted_dir,
-        audit_verifier,
-        registry_raw,
-        out,
-        "--judge-verdicts",
-        str(verdicts),
-        "--cache-dir",
-        str(cache),
+        planted_dir, audit_verifier, registry_raw, out, "--judge-verdicts", str(verdicts)
     )
     r = _run(*args)
     assert r.exit_code == 0, r.output
-    assert ", 0 scored" in r.output
+    assert ", 0 scored" in r.output and " 0 hit(s)" not in r.output
     s = json.loads((out / "summary.json").read_text())
     assert s["checklist"]["judge"] == "external-judge"
     assert s["checklist"]["n_scored"] == 40
@@ -184,7 +174,7 @@ def test_imported_judge_verdicts_and_cache_dir(
     kinds = [c["kind"] for c in json.loads(line)["criteria"]]
     expect = sum(w for w, k in zip(weights, kinds, strict=True) if k != "must_avoid") / sum(weights)
     assert solve["estimate"] == 1.0 and solve["mean_score"] == pytest.approx(expect)
-    assert not (out / "cache").exists()  # the cache lives in --cache-dir
+    assert not (out / "cache").exists()  # the scores live in the shared store
 
 
 def test_duplicate_attempt_with_checklists_is_refused_before_scoring(
@@ -204,16 +194,12 @@ def test_external_calibration_is_named_and_warned(
     audited: AuditRun, tmp_path: Path, registry_raw: Path
 ) -> None:
     """--calibration qasa: tau from another verifier's scores; the summary and page say so."""
-    import shutil
-
     from kit.guard.calibration import load_calibration
     from kit.guard.conformal import conformal_tau
 
-    cache = tmp_path / "cache"
-    shutil.copytree(audited.out / "cache", cache)
     args = list(audited.args)
     args[args.index("--out") + 1] = str(tmp_path / "report")
-    r = _run(*args, "--calibration", "qasa", "--cache-dir", str(cache))
+    r = _run(*args, "--calibration", "qasa")
     assert r.exit_code == 0, r.output
     s = json.loads((tmp_path / "report" / "summary.json").read_text())
     cal = load_calibration("qasa", registry_raw)
@@ -226,11 +212,13 @@ def test_external_calibration_is_named_and_warned(
 def test_failed_audit_keeps_scores_for_the_rerun(
     planted_dir: Path, audit_verifier: Path, registry_raw: Path, tmp_path: Path
 ) -> None:
-    """A fresh audit that fails after scoring leaves only cache/ (no report); the rerun
-    scores nothing again."""
+    """A fresh audit that fails after scoring leaves no report but keeps its scores in the
+    store; the rerun scores nothing again."""
     runs = _with(planted_dir, tmp_path, _good_lines(planted_dir, 5))
     out = tmp_path / "report"
+    store = tmp_path / "scores"
     args = audit_args(planted_dir, audit_verifier, registry_raw, out, "--n-cal", "12")
+    args += ["--cache-dir", str(store)]
     args[1] = str(runs)
     board = tmp_path / "board.csv"
     r = _run("simulate", "board", "--out", str(board), "--systems", "A=0,B=0")
@@ -238,19 +226,36 @@ def test_failed_audit_keeps_scores_for_the_rerun(
     design = Path(__file__).resolve().parents[2] / "examples" / "certify" / "design.yaml"
     r = _run(*args, "--board", str(board), "--design", str(design))
     assert r.exit_code == 2 and "agent_not_on_board" in r.output, r.output
-    assert sorted(p.name for p in out.iterdir()) == ["cache"]
+    assert not out.exists()  # never a partial report
+    assert list(store.glob("*/*/shard-*.parquet"))  # the scores were kept
     r = _run(*args)
     assert r.exit_code == 0, r.output
     assert ", 0 scored" in r.output
     assert (out / "report.html").is_file()
 
 
-def test_corrupt_cache_is_a_clear_error(audited: AuditRun, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / "support_scores.jsonl").write_text('{"key": "k", "score": 0.5}\n{"key": "x"}\n')
+def test_corrupt_store_shard_is_a_clear_error(
+    audited: AuditRun, audit_verifier: Path, tmp_path: Path
+) -> None:
+    """A truncated shard and a shard with an out-of-range score: exit 2 naming the file."""
+    from kit.guard.score_store import ScoreStore, scoring_mode
+    from kit.guard.verifier import load_verifier
+
+    v = load_verifier(audit_verifier, "int8")
+    store = ScoreStore(tmp_path / "scores", v.card.onnx_sha256, scoring_mode(v, "cpu"))
+    assert store.folder is not None
+    store.folder.mkdir(parents=True)
+    shard = store.folder / "shard-00000000000000000001-1-0.parquet"
+    shard.write_bytes(b"PAR1 not really")
     args = list(audited.args)
     args[args.index("--out") + 1] = str(tmp_path / "report")
-    r = _run(*args, "--cache-dir", str(cache))
-    assert r.exit_code == 2 and "bad_cache" in r.output and "row 2" in r.output, r.output
+    r = _run(*args, "--cache-dir", str(tmp_path / "scores"))
+    assert r.exit_code == 2 and "bad_score_store" in r.output and shard.name in r.output, r.output
     assert not (tmp_path / "report").exists()
+    import pandas as pd
+
+    pd.DataFrame(
+        {"claim_sha256": ["a" * 64], "passage_sha256": ["b" * 64], "score": [1.5]}
+    ).to_parquet(shard)
+    r = _run(*args, "--cache-dir", str(tmp_path / "scores"))
+    assert r.exit_code == 2 and "score_store_shard" in r.output and "score" in r.output, r.output

@@ -1,0 +1,384 @@
+"""One content-addressed store of verifier scores, shared by every command and output folder.
+
+A score is the verifier's s in [0, 1] for one (claim, full passage) pair (s = max over the
+passage's windows), plus, for a cross-encoder, the class probabilities of its best window. It
+is keyed by
+
+* the verifier's ONNX sha256 (fp32 and int8 are different files, so different keys),
+* the scoring mode: a canonical JSON of everything else that changes s -- kind, scoring rule,
+  labels, window rule, two-stage settings, execution device (:func:`scoring_mode`), and
+* the sha256 of the claim's and of the passage's UTF-8 text (:func:`pair_key`).
+
+Layout on disk (default ``data/scores/``; ``--cache-dir`` / ``KIT_CACHE_DIR``)::
+
+    <root>/<verifier sha256>/<mode sha256>/mode.json          the mode, for people
+    <root>/<verifier sha256>/<mode sha256>/shard-*.parquet    append-only shards
+
+Each shard (schemas/score_store_shard.yaml) is written to a temp name and renamed into place
+(:func:`kit.atomic.staged_file`), so two processes writing at once never see or leave half a
+shard; a reader takes the union of the shards. When a key occurs in several shards (two writers
+scored the same pair), the shard first in name order wins -- names start with the write time,
+so the oldest value is kept and a rerun reads back exactly the floats an earlier run used.
+:meth:`ScoreStore.compact` merges a partition's shards into one (safe beside writers: it deletes
+only the shards it read; a reader that loses a shard to it re-lists).
+
+A changed verifier (another sha256) or mode is another folder: it can never hit old entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kit import atomic
+from kit.errors import ConfigError, InputError, Location, check_param
+from kit.registry.fetch import REPO_ROOT
+
+FORMAT = 1
+DEFAULT_STORE = REPO_ROOT / "data" / "scores"
+ENV_VAR = "KIT_CACHE_DIR"
+SHARD_GLOB = "shard-*.parquet"
+COMPACT_AT = 64  # a writer merges its partition once it holds this many shards
+_RELIST = 5  # how often a reader re-lists shards that a concurrent compaction removed
+Entry = tuple[float, tuple[float, ...] | None]
+
+
+# ----------------------------------------------------------------------------- pure keys
+
+
+def text_sha256(text: str) -> str:
+    """sha256 (hex) of ``text``'s UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def pair_key(claim: str, passage: str) -> bytes:
+    """The in-memory key of one pair: sha256(claim) + sha256(passage), 64 raw bytes."""
+    return (
+        hashlib.sha256(claim.encode("utf-8")).digest()
+        + hashlib.sha256(passage.encode("utf-8")).digest()
+    )
+
+
+def scoring_mode(verifier: Any, device: str = "cpu") -> dict[str, Any]:
+    """Everything besides the ONNX file that decides a verifier's score, as plain JSON data.
+
+    Read from the verifier's card (kind, scoring and window rules, two-stage settings) and its
+    attributes (cross-encoder ``labels`` and ``scoring``, the ``window`` spec, ``top_k``), plus
+    the execution ``device`` (CPU and CUDA kernels differ in the last bits).
+    """
+    card = verifier.card
+    mode: dict[str, Any] = {
+        "format": FORMAT,
+        "kind": card.kind,
+        "scoring_rule": card.scoring_rule,
+        "window_rule": card.window_rule,
+        "device": device,
+    }
+    for attr in ("labels", "scoring", "top_k"):
+        if hasattr(verifier, attr):
+            value = getattr(verifier, attr)
+            mode[attr] = list(value) if isinstance(value, list | tuple) else value
+    window = getattr(verifier, "window", None)
+    if window is not None and dataclasses.is_dataclass(window):
+        mode["window"] = dataclasses.asdict(window)
+    if isinstance(card.extra, Mapping) and "two_stage" in card.extra:
+        mode["two_stage"] = card.extra["two_stage"]
+    return mode
+
+
+def mode_sha256(mode: Mapping[str, Any]) -> str:
+    """sha256 of the mode's canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(mode, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return text_sha256(text)
+
+
+def _is_sha256(text: str) -> bool:
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
+# ----------------------------------------------------------------------------- shards (I/O)
+
+
+def shard_frame(entries: Mapping[bytes, Entry]) -> pd.DataFrame:
+    """One shard's table: claim_sha256, passage_sha256, score, p_0 .. p_{C-1} (sorted by key)."""
+    keys = sorted(entries)
+    width = max((len(e[1]) for e in entries.values() if e[1] is not None), default=0)
+    frame = pd.DataFrame(
+        {
+            "claim_sha256": [k[:32].hex() for k in keys],
+            "passage_sha256": [k[32:].hex() for k in keys],
+            "score": np.array([entries[k][0] for k in keys], dtype=np.float64),
+        }
+    )
+    for j in range(width):
+        col = [entries[k][1] for k in keys]
+        frame[f"p_{j}"] = np.array([np.nan if p is None else p[j] for p in col], dtype=np.float64)
+    return frame
+
+
+def _frame_entries(frame: pd.DataFrame) -> dict[bytes, Entry]:
+    probs = sorted((c for c in frame.columns if c.startswith("p_")), key=lambda c: int(c[2:]))
+    keys = [
+        bytes.fromhex(c + p)
+        for c, p in zip(frame["claim_sha256"], frame["passage_sha256"], strict=True)
+    ]
+    scores = frame["score"].to_numpy(dtype=np.float64).tolist()
+    if not probs:
+        return {k: (s, None) for k, s in zip(keys, scores, strict=True)}
+    mat = frame[probs].to_numpy(dtype=np.float64)
+    return {k: (s, tuple(row.tolist())) for k, s, row in zip(keys, scores, mat, strict=True)}
+
+
+def read_shard(path: Path) -> dict[bytes, Entry]:
+    """The entries of one shard, validated against schemas/score_store_shard.yaml."""
+    from kit.schema import validate_frame
+
+    try:
+        frame = pd.read_parquet(path)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # a truncated or foreign file: say which, and how to recover
+        raise InputError(
+            "bad_score_store",
+            f"not a readable score-store shard ({type(exc).__name__}: {exc}); delete it to "
+            "rescore its pairs",
+            where=Location(str(path)),
+        ) from None
+    return _frame_entries(validate_frame(frame, "score_store_shard", str(path)))
+
+
+def read_partition(folder: Path) -> dict[bytes, Entry]:
+    """The union of a partition's shards (first shard in name order wins a repeated key)."""
+    for _ in range(_RELIST):
+        out: dict[bytes, Entry] = {}
+        try:
+            for path in sorted(folder.glob(SHARD_GLOB)):
+                for k, e in read_shard(path).items():
+                    out.setdefault(k, e)
+        except FileNotFoundError:  # compacted away between listing and reading: list again
+            continue
+        return out
+    raise InputError(
+        "bad_score_store",
+        f"shards kept disappearing while reading ({_RELIST} tries); is a compaction looping?",
+        where=Location(str(folder)),
+    )
+
+
+def _shard_name(stamp: int | None = None) -> str:
+    t = time.time_ns() if stamp is None else stamp
+    return f"shard-{t:020d}-{os.getpid()}-{secrets.token_hex(4)}.parquet"
+
+
+def write_shard(folder: Path, entries: Mapping[bytes, Entry], stamp: int | None = None) -> Path:
+    """Write ``entries`` as one new shard, atomically (temp name, then rename)."""
+    from kit.schema import validate_frame
+
+    path = folder / _shard_name(stamp)
+    frame = validate_frame(shard_frame(entries), "score_store_shard", str(path))
+    with atomic.staged_file(path) as tmp:
+        frame.to_parquet(tmp, index=False, compression="zstd")
+    return path
+
+
+@dataclass
+class ScoreStore:
+    """The scores of one (verifier sha256, scoring mode) partition of a store folder.
+
+    ``root=None`` keeps scores in memory only (``--no-cache``). Entries load lazily on the first
+    lookup; :meth:`add` collects new scores and :meth:`flush` appends them as one shard.
+    """
+
+    root: Path | None
+    verifier_sha256: str
+    mode: dict[str, Any]
+    _entries: dict[bytes, Entry] | None = field(default=None, repr=False)
+    _pending: dict[bytes, Entry] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        check_param(
+            "verifier_sha256",
+            self.verifier_sha256,
+            _is_sha256(self.verifier_sha256),
+            "64 lower-case hex digits (the verifier's ONNX sha256)",
+            "ScoreStore",
+        )
+
+    @property
+    def folder(self) -> Path | None:
+        if self.root is None:
+            return None
+        return Path(self.root) / self.verifier_sha256 / mode_sha256(self.mode)
+
+    def _load(self) -> dict[bytes, Entry]:
+        if self._entries is None:
+            folder = self.folder
+            self._entries = {} if folder is None or not folder.is_dir() else read_partition(folder)
+        return self._entries
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def get(self, key: bytes) -> Entry | None:
+        return self._load().get(key)
+
+    def add(self, key: bytes, score: float, probs: Sequence[float] | None = None) -> None:
+        entry = (float(score), None if probs is None else tuple(float(p) for p in probs))
+        self._load()[key] = entry
+        self._pending[key] = entry
+
+    def flush(self) -> int:
+        """Append the scores added since the last flush as one shard; returns how many."""
+        n = len(self._pending)
+        folder = self.folder
+        if n and folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            mode_file = folder / "mode.json"
+            if not mode_file.is_file():
+                text = json.dumps(
+                    {"verifier_sha256": self.verifier_sha256, "mode": self.mode},
+                    indent=2,
+                    sort_keys=True,
+                )
+                atomic.write_text(mode_file, text + "\n")
+            write_shard(folder, self._pending)
+            if len(list(folder.glob(SHARD_GLOB))) >= COMPACT_AT:
+                compact(folder)
+        self._pending = {}
+        return n
+
+
+def compact(folder: Path) -> int:
+    """Merge the shards of one partition into one; returns how many shards were merged.
+
+    The merged shard takes the oldest merged shard's time stamp (so it keeps its place in the
+    first-wins order); then exactly the shards that were read are deleted. A writer adding a
+    shard meanwhile loses nothing; two compactions at once leave duplicate entries, not gaps.
+    """
+    paths = sorted(Path(folder).glob(SHARD_GLOB))
+    if len(paths) < 2:
+        return 0
+    merged: dict[bytes, Entry] = {}
+    try:
+        for path in paths:
+            for k, e in read_shard(path).items():
+                merged.setdefault(k, e)
+    except FileNotFoundError:  # another compaction got there first
+        return 0
+    stamp = int(paths[0].name.split("-")[1])
+    write_shard(Path(folder), merged, stamp)
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    return len(paths)
+
+
+def compact_store(root: Path) -> dict[str, int]:
+    """Compact every partition under ``root``: {partition folder: shards merged}."""
+    out: dict[str, int] = {}
+    for folder in sorted(p for p in Path(root).glob("*/*") if p.is_dir()):
+        out[str(folder.relative_to(root))] = compact(folder)
+    return out
+
+
+# ----------------------------------------------------------------------------- the scorer
+
+
+@dataclass
+class StoredScorer:
+    """A verifier that answers from a :class:`ScoreStore` and scores only the misses.
+
+    Misses are scored in one call, in key order (deterministic batches), and added to the
+    store; ``hits`` / ``misses`` count pairs (a pair repeated within one call counts as a hit).
+    For a cross-encoder (``score_classes`` and ``labels``) the class probabilities are stored
+    too, so :meth:`score_classes` is served from the store as well.
+    """
+
+    inner: Any
+    store: ScoreStore
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def name(self) -> str:
+        from kit.grade.support import scorer_name
+
+        return scorer_name(self.inner)
+
+    @property
+    def card(self) -> Any:
+        return self.inner.card
+
+    @property
+    def labels(self) -> list[str]:
+        if not self._classes:
+            raise AttributeError("labels")  # a bi-encoder: no class probabilities
+        return list(self.inner.labels)
+
+    @property
+    def _classes(self) -> bool:
+        return hasattr(self.inner, "score_classes") and hasattr(self.inner, "labels")
+
+    def _entries(self, claims: Sequence[str], passages: Sequence[str]) -> list[Entry]:
+        if len(claims) != len(passages):
+            raise ConfigError("bad_parameter", "claims and passages must have the same length")
+        keys = [pair_key(c, p) for c, p in zip(claims, passages, strict=True)]
+        todo: dict[bytes, tuple[str, str]] = {}
+        for k, c, p in zip(keys, claims, passages, strict=True):
+            if k not in todo and self.store.get(k) is None:
+                todo[k] = (c, p)
+        self.misses += len(todo)
+        self.hits += len(keys) - len(todo)
+        if todo:
+            items = sorted(todo.items())
+            cs = [c for _, (c, _) in items]
+            ps = [p for _, (_, p) in items]
+            if self._classes:
+                s, probs = self.inner.score_classes(cs, ps)
+                probs = np.asarray(probs, dtype=np.float64)
+                for (k, _), v, row in zip(items, np.asarray(s, dtype=float), probs, strict=True):
+                    self.store.add(k, float(v), row.tolist())
+            else:
+                s = np.asarray(self.inner.score(cs, ps), dtype=float)
+                for (k, _), v in zip(items, s, strict=True):
+                    self.store.add(k, float(v))
+        return [self.store.get(k) for k in keys]  # type: ignore[misc]
+
+    def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+        return np.array([e[0] for e in self._entries(claims, passages)], dtype=float)
+
+    def score_classes(
+        self, claims: Sequence[str], passages: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(s [n], class probabilities [n, C]) as the inner cross-encoder's ``score_classes``."""
+        if not self._classes:
+            raise ConfigError("bad_parameter", "score_classes needs a cross-encoder verifier")
+        entries = self._entries(claims, passages)
+        width = len(self.inner.labels)
+        probs = np.array([e[1] for e in entries], dtype=np.float64).reshape(len(entries), width)
+        return np.array([e[0] for e in entries], dtype=float), probs
+
+    def flush(self) -> int:
+        return self.store.flush()
+
+
+def open_scorer(verifier: Any, root: Path | None, device: str = "cpu") -> StoredScorer:
+    """``verifier`` wrapped by the store partition of its ONNX sha256 and scoring mode."""
+    store = ScoreStore(
+        None if root is None else Path(root),
+        verifier.card.onnx_sha256,
+        scoring_mode(verifier, device),
+    )
+    return StoredScorer(verifier, store)
