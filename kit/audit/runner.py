@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import __version__, atomic
+from kit import __version__, atomic, boundary
 from kit.audit import core
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_checklists
@@ -117,9 +117,7 @@ def _say(opts: AuditOptions, text: str) -> None:
 
 
 def _read_lines(path: Path) -> frozenset[str]:
-    if not path.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(path)))
-    return frozenset(x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip())
+    return frozenset(x.strip() for x in boundary.read_text(path).splitlines() if x.strip())
 
 
 @dataclass
@@ -157,9 +155,8 @@ def _run_id_at(path: Path, line: int | None) -> str | None:
     if line is None or not path.is_file():
         return None
     try:
-        raw = path.read_bytes().split(b"\n")[line - 1]
-        obj = json.loads(raw.decode("utf-8"))
-    except (IndexError, UnicodeDecodeError, json.JSONDecodeError):
+        obj = boundary.parse_json_line(boundary.file_lines(path)[line - 1], str(path), line)
+    except (IndexError, InputError):
         return None
     rid = obj.get("run_id") if isinstance(obj, dict) else None
     return rid if isinstance(rid, str) else None

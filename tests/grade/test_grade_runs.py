@@ -91,7 +91,7 @@ def test_bad_json_non_utf8_duplicate_and_huge(tmp_path: Path) -> None:
     assert [r.run_id for r in res.runs] == ["r1"]
     assert [(s.line, s.reason) for s in res.skipped] == [
         (2, "bad_json"),
-        (3, "not_utf8"),
+        (3, "bad_encoding"),
         (4, "duplicate_run_id"),
         (5, "answer_too_large"),
     ]
