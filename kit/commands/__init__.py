@@ -11,6 +11,7 @@ import click
 from kit.commands.audit import audit
 from kit.commands.board import board
 from kit.commands.certify import certify, simulate
+from kit.commands.corpus import corpus
 from kit.commands.db import db, query
 from kit.commands.grade import grade
 from kit.commands.guard import guard
@@ -38,4 +39,5 @@ COMMAND_GROUPS: list[click.Command] = [
     grade,
     theory,
     audit,
+    corpus,
 ]
