@@ -39,15 +39,15 @@ def test_example_matches_schema_and_reads() -> None:
     assert set(runs) == {o["run_id"] for o in lines}
     explicit = runs["v2-explicit"]
     assert explicit.format_version == 2
-    assert [c.label for c in explicit.cited] == ["PMID:21645374", "DOI:10.1186/1471-2229-11-102"]
-    assert explicit.claims[0].cites == ("PMID:21645374", "DOI:10.1186/1471-2229-11-102")
+    assert [c.label for c in explicit.cited] == ["PMID:21645374", "doi:10.1186/1471-2229-11-102"]
+    assert explicit.claims[0].cites == ("PMID:21645374", "doi:10.1186/1471-2229-11-102")
     assert explicit.tool_calls[0].response_text.startswith("Programmed cell death")
     assert explicit.scores == {"accuracy": 1.0} and explicit.metadata["epoch"] == 1
     numeric = runs["v2-numeric"]
     assert [c.cites for c in numeric.claims] == [("PMID:9488747",), (), ("NCT01234567",)]
     assert "[10, 20] mg" in numeric.claims[1].text  # an interval, not a citation
     assert numeric.tool_calls[0].response_ref == "responses.jsonl#9488747"
-    assert [c.label for c in runs["v2-author-year"].cited] == ["DOI:10.1186/1471-2229-11-102"]
+    assert [c.label for c in runs["v2-author-year"].cited] == ["doi:10.1186/1471-2229-11-102"]
     failed = runs["v2-failed"]
     assert failed.failed and failed.error == "tool server timed out" and failed.answer == ""
 
@@ -78,9 +78,9 @@ def test_claims_extracted_with_reference_list_and_unresolved_marker() -> None:
     assert [(c.text, c.cites, c.unresolved) for c in run.claims] == [
         ("Aspirin lowers risk.", ("PMID:123",), ()),
         ("See ref [10] of the trial.", (), ()),
-        ("Coffee is fine.", ("DOI:10.1000/coffee",), ("3",)),
+        ("Coffee is fine.", ("doi:10.1000/coffee",), ("3",)),
     ]
-    assert [c.label for c in run.cited] == ["PMID:123", "DOI:10.1000/coffee"]
+    assert [c.label for c in run.cited] == ["PMID:123", "doi:10.1000/coffee"]
 
 
 def test_citation_keys_author_year_and_declared_numeric() -> None:
@@ -89,13 +89,13 @@ def test_citation_keys_author_year_and_declared_numeric() -> None:
             **BASE,
             "answer": "Aspirin helps (Smith et al., 2020). Trials used [4].",
             "citations": [
-                {"id": "10.1/aspirin", "scheme": "doi", "key": "Smith 2020"},
+                {"id": "10.1000/aspirin", "scheme": "doi", "key": "Smith 2020"},
                 {"id": "arXiv:2101.00001", "scheme": "arxiv"},
             ],
         }
     )
-    assert [c.cites for c in run.claims] == [("DOI:10.1/aspirin",), ()]
-    assert [c.label for c in run.cited] == ["DOI:10.1/aspirin", "ARXIV:arXiv:2101.00001"]
+    assert [c.cites for c in run.claims] == [("doi:10.1000/aspirin",), ()]
+    assert [c.label for c in run.cited] == ["doi:10.1000/aspirin", "arXiv:2101.00001"]
     declared = run_v2_from_dict({**BASE, "answer": "Trials used [4].", "markers": "numeric"})
     assert declared.claims[0].unresolved == ("4",)
     none = run_v2_from_dict({**BASE, "answer": "A (PMID: 1).", "markers": "none"})
