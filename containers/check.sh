@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make container-check: build the CPU image and run the reproduction inside it, offline, with the
-# registry mirror mounted read-only. Prints "SKIP container-check: <why>" and exits 0 where podman
-# (or a Debian base for it) cannot be had; exits 1 when a build or a check inside fails.
+# registry mirror mounted read-only. Where podman (or a Debian base for it) cannot be had it
+# prints "SKIP container-check: <why>" as its last line and exits 77 (SKIP_STATUS: skipped, not
+# passed; so a gate can tell the three apart); exits 1 when a build or a check inside fails and 0
+# only when everything ran and passed.
 #
 # The base image is a local debootstrap of Debian bookworm (python3 3.11, python3-venv, make,
 # ca-certificates) imported into podman: no registry pull. Python packages come from wheels
@@ -27,7 +29,11 @@ main() {
     IMAGE=localhost/litaudit-kit:cpu
     PY=${KIT_CT_PYTHON:-$REPO/.venv/bin/python}
 
-    skip() { echo "SKIP container-check: $*"; exit 0; }
+    SKIP_STATUS=77 # automake's "skipped" status: neither a pass (0) nor a failure (1)
+    skip() {
+        echo "SKIP container-check: $* (exit $SKIP_STATUS: skipped, NOT passed)"
+        exit "$SKIP_STATUS"
+    }
     fail() { echo "FAIL container-check: $*" >&2; exit 1; }
     t0=$(date +%s)
     step() { echo "== [$(($(date +%s) - t0))s] $*"; }

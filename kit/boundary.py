@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,8 +38,8 @@ def _where(source: str, line: int | None = None, column: int | None = None) -> L
     return Location(source, line, None if column is None else str(column))
 
 
-def decode(data: bytes, source: str) -> str:
-    """UTF-8 text of ``data`` (BOM dropped); InputError naming line and column otherwise."""
+def _drop_bom(data: bytes, source: str) -> bytes:
+    """``data`` without a UTF-8 byte-order mark; InputError for UTF-16/UTF-32 text."""
     for bom, name in _UTF16_32:
         if data.startswith(bom):
             raise InputError(
@@ -55,6 +56,12 @@ def decode(data: bytes, source: str) -> str:
             "UTF-8 (re-save it as UTF-8)",
             where=Location(source),
         )
+    return data
+
+
+def decode(data: bytes, source: str) -> str:
+    """UTF-8 text of ``data`` (BOM dropped); InputError naming line and column otherwise."""
+    data = _drop_bom(data, source)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -86,32 +93,50 @@ def read_text(path: str | os.PathLike[str]) -> str:
     return decode(read_bytes(path), str(path))
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number (non-finite numbers are refused)")
+def _field(path: tuple[Any, ...]) -> str | None:
+    """``a.b[2].c`` for a key path, None at the top level."""
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out or None
 
 
-def _check_depth(obj: Any, source: str, line: int | None) -> None:
-    stack: list[tuple[Any, int]] = [(obj, 1)]
+def _check_tree(
+    obj: Any, source: str, line: int | None, what: str, allow_non_finite: bool = False
+) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH` and non-finite numbers, naming the field."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(obj, ())]
     while stack:
-        cur, depth = stack.pop()
+        cur, path = stack.pop()
+        if isinstance(cur, float) and not allow_non_finite and not math.isfinite(cur):
+            raise InputError(
+                "non_finite",
+                f"non-finite number {cur!r} (NaN and infinities are refused; give a finite number)",
+                where=Location(source, line, _field(path)),
+            )
         if isinstance(cur, dict | list):
-            if depth > MAX_DEPTH:
+            if len(path) >= MAX_DEPTH:
                 raise InputError(
                     "too_deep",
-                    f"JSON nested more than {MAX_DEPTH} levels deep",
-                    where=_where(source, line),
+                    f"{what} nested more than {MAX_DEPTH} levels deep",
+                    where=Location(source, line, _field(path)),
                 )
-            children = cur.values() if isinstance(cur, dict) else cur
-            stack.extend((c, depth + 1) for c in children)
+            items = cur.items() if isinstance(cur, dict) else enumerate(cur)
+            stack.extend((c, (*path, k)) for k, c in items)
 
 
-def parse_json(text: str, source: str, line: int | None = None) -> Any:
-    """Parse one JSON document; refuse NaN/Infinity, duplicate-free parsing is JSON's own.
+def parse_json(
+    text: str, source: str, line: int | None = None, allow_non_finite: bool = False
+) -> Any:
+    """Parse one JSON document; refuse NaN/Infinity (also ``1e400``) naming the field, and
+    nesting deeper than :data:`MAX_DEPTH`.
 
-    ``line`` is the file line of a JSON-lines record (for the message).
+    ``line`` is the file line of a JSON-lines record (for the message). ``allow_non_finite``
+    is for artifacts the kit itself writes with NaN for an undefined statistic (a model card's
+    recall of a class without examples); never for user input.
     """
     try:
-        obj = json.loads(text, parse_constant=_no_constant)
+        obj = json.loads(text)
     except RecursionError:
         raise InputError(
             "too_deep", f"JSON nested more than {MAX_DEPTH} levels deep", where=_where(source, line)
@@ -121,23 +146,40 @@ def parse_json(text: str, source: str, line: int | None = None) -> Any:
         raise InputError(
             "bad_json", f"not valid JSON: {exc.msg}", where=_where(source, at, exc.colno)
         ) from None
-    except ValueError as exc:
-        raise InputError("bad_json", str(exc), where=_where(source, line)) from None
-    _check_depth(obj, source, line)
+    _check_tree(obj, source, line, "JSON", allow_non_finite)
     return obj
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
+def read_json(path: str | os.PathLike[str], allow_non_finite: bool = False) -> Any:
     """A JSON file through the boundary (UTF-8, finite numbers, bounded depth)."""
-    return parse_json(read_text(path), str(path))
+    return parse_json(read_text(path), str(path), allow_non_finite=allow_non_finite)
+
+
+def file_lines(path: str | os.PathLike[str]) -> list[bytes]:
+    """The raw lines of a JSON-lines file, split on ``\\n`` and decoded later one by one (so a
+    reader may skip a bad line); the whole file is first checked for UTF-16/UTF-32 text and a
+    UTF-8 byte-order mark is dropped."""
+    return _drop_bom(read_bytes(path), str(path)).split(b"\n")
+
+
+def parse_json_line(raw: bytes, source: str, line: int) -> Any:
+    """One JSON-lines record: UTF-8 (a bad byte named by line and column) then :func:`parse_json`."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            "bad_encoding",
+            f"byte 0x{raw[exc.start]:02x} is not UTF-8 (the kit reads UTF-8 text)",
+            where=_where(source, line, exc.start + 1),
+        ) from None
+    return parse_json(text, source, line=line)
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """``(line number, record)`` for every non-blank line of a JSON-lines file."""
-    text = read_text(path)
-    for i, raw in enumerate(text.splitlines(), 1):
+    for i, raw in enumerate(file_lines(path), 1):
         if raw.strip():
-            yield i, parse_json(raw, str(path), line=i)
+            yield i, parse_json_line(raw, str(path), i)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -189,13 +231,33 @@ def parse_yaml(text: str, source: str) -> Any:
         raise InputError(
             "unreadable_yaml", f"not valid YAML: {exc}", where=Location(source)
         ) from None
-    _check_depth(obj, source, None)
+    _check_tree(obj, source, None, "YAML")
     return obj
 
 
 def read_yaml(path: str | os.PathLike[str]) -> Any:
     """A YAML file through the boundary (UTF-8, unique keys, bounded depth)."""
     return parse_yaml(read_text(path), str(path))
+
+
+def read_csv(path: str | os.PathLike[str], **options: Any) -> Any:
+    """A CSV file as a DataFrame, decoded by :func:`read_text` (pandas ``options`` pass through);
+    a file pandas cannot split into rows is an InputError naming the file (and line, if known)."""
+    import io
+    import re
+
+    import pandas as pd
+
+    text = read_text(path)
+    try:
+        return pd.read_csv(io.StringIO(text), **options)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise InputError(
+            "unreadable_csv",
+            f"not a readable CSV: {str(exc).strip()}",
+            where=_where(str(path), int(m.group(1)) if m else None),
+        ) from None
 
 
 def read_parquet(path: str | os.PathLike[str]) -> Any:

@@ -13,7 +13,6 @@ column of the wrong dtype.
 from __future__ import annotations
 
 import functools
-import io
 import json
 import os
 import re
@@ -202,15 +201,7 @@ def validate_frame(
 def read_csv(path: str | os.PathLike[str], name: str) -> pd.DataFrame:
     """Read a CSV as text and validate it against schema ``name``."""
     p = Path(path)
-    text = boundary.read_text(p)
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text), dtype=str, keep_default_na=False, na_values=NA_VALUES
-        )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(
-            "unreadable_csv", f"not a readable CSV: {exc}", where=Location(str(p))
-        ) from None
+    frame = boundary.read_csv(p, dtype=str, keep_default_na=False, na_values=NA_VALUES)
     return validate_frame(frame, name, str(p))
 
 

@@ -2,8 +2,9 @@
 
 Joins the existing pieces into one audit of an agent's runs:
 
-* L1 / L2 from :mod:`kit.grade.citation_audit` (found / notfound / transient; yes / partial / no
-  at declared thresholds); the L2 instrument is any scorer (the runner wraps the verifier in
+* L1 / L2 from :mod:`kit.grade.citation_audit` (found / notfound / transient / unchecked, decided
+  over the named corpora with their declared coverage, :mod:`kit.corpus.coverage`; yes / partial /
+  no at declared thresholds); the L2 instrument is any scorer (the runner wraps the verifier in
   :class:`kit.guard.score_store.StoredScorer`, so a rerun reuses every score by hash).
 * The split-conformal flag rule of :mod:`kit.guard.conformal`: a found citation whose support
   score is ``<= tau`` is flagged. tau comes from unsupported-class calibration scores of the
@@ -11,7 +12,7 @@ Joins the existing pieces into one audit of an agent's runs:
   conclusion against the abstract of its on-topic MeSH neighbour -- :mod:`kit.grade.pubmedqa_corpus`),
   drawn from corpus items the audited runs neither answer nor cite.
 * Re-attribution suggestions (DESIGN.md section B): BM25 (:mod:`kit.guard.reattribute`'s
-  Lucene-idf BM25) over the whole corpus proposes the best other paper for a flagged claim; the
+  Lucene-idf BM25, served by :mod:`kit.corpus.bm25`) over the whole corpus proposes the best other paper for a flagged claim; the
   verifier judges it; a suggestion is made only when it scores above tau. Nothing is deleted.
 * Headline numbers with Wilson intervals (cluster-bootstrap interval for the flag rate, citations
   of one answer being clustered), the Rogan-Gladen-corrected wrong-paper rate (instrument error
@@ -35,7 +36,7 @@ import pandas as pd
 from kit.errors import ConfigError, check_param
 from kit.grade.citation_audit import SupportRule
 from kit.grade.support import SupportScorer
-from kit.guard.reattribute import build_bm25, tokenize
+from kit.guard.reattribute import tokenize
 from kit.stats.wilson import wilson_ci
 
 CITATION_COLUMNS = [
@@ -47,6 +48,7 @@ CITATION_COLUMNS = [
     "value",
     "claim",
     "l1",
+    "corpus",
     "support_score",
     "l2",
     "flagged",
@@ -65,6 +67,7 @@ RUN_COLUMNS = [
     "n_found",
     "n_notfound",
     "n_transient",
+    "n_unchecked",
     "n_flagged",
     "non_attempt",
     "zero_tool",
@@ -92,28 +95,27 @@ def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class CorpusIndex:
-    """BM25 (Lucene idf; :mod:`kit.guard.reattribute`) over every corpus paper, built once."""
+    """BM25 (Lucene idf; the formula of :mod:`kit.guard.reattribute`) over every corpus paper,
+    built once as a :class:`kit.corpus.bm25.BM25Index` (scores identical to the rank-bm25
+    reference, tests/corpus/test_corpus_bm25.py; a query reads only its terms' postings)."""
 
     ids: tuple[str, ...]
-    bm25: Any = field(hash=False, compare=False)
+    index: Any = field(hash=False, compare=False)
 
     @classmethod
     def build(cls, texts: Mapping[str, str]) -> CorpusIndex:
+        from kit.corpus.bm25 import BM25Index
+
         ids = tuple(sorted(k for k, v in texts.items() if tokenize(v)))
         check_param("texts", len(ids), len(ids) >= 1, "at least one non-empty text", "CorpusIndex")
-        return cls(ids, build_bm25([tokenize(texts[i]) for i in ids]))
+        return cls(ids, BM25Index.build((i, texts[i]) for i in ids))
 
     def best_other(self, query: str, exclude: str) -> str | None:
         """The top-ranked paper other than ``exclude`` (ties -> smallest id), or None."""
-        q = tokenize(query)
-        if not q:
+        if not tokenize(query):
             return None
-        scores = np.asarray(self.bm25.get_scores(q), dtype=float)
-        order = sorted(range(len(self.ids)), key=lambda i: (-scores[i], self.ids[i]))[:2]
-        for i in order:
-            if self.ids[i] != exclude:
-                return self.ids[i]
-        return None
+        top = self.index.top(query, 1, exclude=[exclude])
+        return top[0][0] if top else None
 
 
 def suggest_reattribution(
@@ -205,6 +207,14 @@ def citation_headline(
             found + notfound,
             level,
             "L1: notfound / (found + notfound); transient lookups excluded, never fabrication",
+        ),
+        _metric(
+            "unchecked_citations",
+            int(l1.get("unchecked", 0)),
+            len(cites),
+            level,
+            "L1: outside every corpus's declared complete coverage (e.g. a real paper missing from "
+            "a sample corpus); counted apart, never as fabrication",
         ),
         _metric(
             "transient_lookups",
@@ -340,6 +350,7 @@ def run_table(
                 "n_found": int((g["l1"] == "found").sum()),
                 "n_notfound": int((g["l1"] == "notfound").sum()),
                 "n_transient": int((g["l1"] == "transient").sum()),
+                "n_unchecked": int((g["l1"] == "unchecked").sum()),
                 "n_flagged": int(g["flagged"].sum()),
                 "non_attempt": bool(beh.loc[r.run_id, "non_attempt"]),
                 "zero_tool": bool(beh.loc[r.run_id, "zero_tool"]),

@@ -25,17 +25,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import __version__, atomic
+from kit import __version__, atomic, boundary
 from kit.audit import core
+from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_checklists
 from kit.guard.score_store import DEFAULT_STORE
 from kit.guard.verifier import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
+from kit.progress import Progress
 
 CHUNK_RUNS = 50
 DEFAULT_CALIBRATION = "pubmedqa-neighbours"
-KNOWN_CORPORA = ("pubmedqa",)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ class AuditOptions:
     out: Path
     checklists: Path | None = None
     judge_verdicts: Path | None = None
-    corpus: str = "pubmedqa"
+    corpus: str = "pubmedqa"  # NAME[,NAME]: the resolution order
+    corpus_root: Path = DEFAULT_CORPUS_ROOT
     raw: Path = Path("data/raw")
     calibration: str = DEFAULT_CALIBRATION
     alpha: float | None = None  # None: the calibration artifact's alpha, else 0.1
@@ -71,43 +73,6 @@ class AuditOptions:
     progress: bool = True
 
 
-@dataclass
-class Progress:
-    """Progress over runs on stderr: a rich bar on a terminal, else a line every ~10%."""
-
-    total: int
-    enabled: bool
-    label: str = "audit"
-    done: int = 0
-    _bar: Any = None
-    _task: Any = None
-    _last: int = -1
-
-    def __enter__(self) -> Progress:
-        if self.enabled and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import Progress as RichProgress
-
-            self._bar = RichProgress(console=Console(stderr=True), transient=True)
-            self._task = self._bar.add_task(f"{self.label}: runs", total=self.total)
-            self._bar.start()
-        return self
-
-    def advance(self, n: int) -> None:
-        self.done += n
-        if self._bar is not None:
-            self._bar.advance(self._task, n)
-        elif self.enabled and self.total:
-            decile = int(10 * self.done / self.total)
-            if decile != self._last:
-                self._last = decile
-                print(f"{self.label}: {self.done}/{self.total} runs", file=sys.stderr, flush=True)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
 def _say(opts: AuditOptions, text: str) -> None:
     if opts.progress:
         print(text, file=sys.stderr, flush=True)
@@ -117,9 +82,7 @@ def _say(opts: AuditOptions, text: str) -> None:
 
 
 def _read_lines(path: Path) -> frozenset[str]:
-    if not path.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(path)))
-    return frozenset(x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip())
+    return frozenset(x.strip() for x in boundary.read_text(path).splitlines() if x.strip())
 
 
 @dataclass
@@ -157,9 +120,8 @@ def _run_id_at(path: Path, line: int | None) -> str | None:
     if line is None or not path.is_file():
         return None
     try:
-        raw = path.read_bytes().split(b"\n")[line - 1]
-        obj = json.loads(raw.decode("utf-8"))
-    except (IndexError, UnicodeDecodeError, json.JSONDecodeError):
+        obj = boundary.parse_json_line(boundary.file_lines(path)[line - 1], str(path), line)
+    except (IndexError, InputError):
         return None
     rid = obj.get("run_id") if isinstance(obj, dict) else None
     return rid if isinstance(rid, str) else None
@@ -167,14 +129,13 @@ def _run_id_at(path: Path, line: int | None) -> str | None:
 
 def read_inputs(opts: AuditOptions) -> Inputs:
     """Read and validate every input; InputError / ConfigError name file, row and field."""
+    from kit.corpus.catalog import BUILTIN, open_built, parse_names
     from kit.grade.reader import read_runs
     from kit.schema import read_table, read_yaml
 
-    if opts.corpus not in KNOWN_CORPORA:
-        raise ConfigError(
-            "unknown_corpus",
-            f"--corpus {opts.corpus!r} is not a registry corpus (known: {', '.join(KNOWN_CORPORA)})",
-        )
+    for name in parse_names(opts.corpus):
+        if name not in BUILTIN:
+            open_built(name, opts.corpus_root)  # ConfigError naming the known corpora
     try:
         res = read_runs(opts.runs, opts.max_answer_chars, "skip" if opts.skip_bad else "raise")
     except InputError as err:
@@ -342,11 +303,11 @@ def resolved_alpha(opts: AuditOptions, calibration: Any | None) -> float:
 def run_audit(opts: AuditOptions) -> AuditResult:
     """Run every stage (see module doc) and return tables and the summary; writes only to the
     score store."""
+    from kit.corpus.catalog import describe, open_chain, parse_names, pubmedqa_memory
+    from kit.corpus.identifiers import SCHEMES
     from kit.grade.behaviour import run_behaviour
     from kit.grade.citation_audit import (
         CLUSTER_NOTE,
-        FlakyResolver,
-        SetResolver,
         SupportRule,
         audit_citations,
         audit_rates,
@@ -382,9 +343,11 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         tables["pubmedqa_items"], tables["pubmedqa_contexts"], tables["pubmedqa_meshes"]
     )
     texts = dict(corpus.abstract)
-    known = frozenset(corpus.pmids)
-    resolver = FlakyResolver(known, inputs.failed_lookups) if inputs.failed_lookups else None
-    resolvers = {"PMID": resolver or SetResolver(known)}
+    # a planted set's design makes PubMedQA its closed world; otherwise PubMedQA is a sample
+    closed_world = inputs.planted_design is not None
+    pubmedqa = pubmedqa_memory(texts, sorted(inputs.failed_lookups), closed_world)
+    chain = open_chain(parse_names(opts.corpus), opts.corpus_root, pubmedqa)
+    resolvers = {scheme: chain.resolver(scheme) for scheme in SCHEMES}
     scorer = open_scorer(verifier, opts.cache_dir, opts.device)
     persist = scorer.flush
 
@@ -400,7 +363,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
                     cites,
                     resolvers,
                     scorer,
-                    lambda t, v: texts.get(v) if t == "PMID" else None,
+                    chain.passage,
                     rule,
                 )
             )
@@ -487,7 +450,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
                 runs,
                 "builtin-lexical",
                 scorer=lex,
-                passage_of=lambda c: texts.get(c.value) if c.id_type == "PMID" else None,
+                passage_of=lambda c: chain.passage(c.id_type, c.value),
             )
             judge_name = "builtin-lexical (kit.grade.judge rules)"
         scores = score_verdicts(inputs.checklists, verdicts)
@@ -540,9 +503,14 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         },
         "corpus": {
             "name": opts.corpus,
-            "description": "PubMedQA PQA-L abstracts (registry pubmedqa/ori_pqal.json)",
-            "n_papers": len(known),
+            "description": "; ".join(c.description for c in chain.corpora),
+            "n_papers": sum(c.n_documents() for c in chain.corpora),
             "simulated_outages": len(inputs.failed_lookups),
+            "order": list(chain.order),
+            "resolution": RESOLUTION_RULE,
+            "corpora": [describe(c) for c in chain.corpora],
+            "closed_world": closed_world,
+            "reattribution": "BM25 candidates from the PubMedQA corpus (registry)",
         },
         "conformal": {
             "alpha": alpha,
@@ -604,8 +572,26 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         board_ranks,
         scorer.hits,
         scorer.misses,
-        {v: texts[v] for v in sorted(set(cites.loc[cites["flagged"], "value"])) if v in texts},
+        _flagged_passages(cites, chain),
     )
+
+
+RESOLUTION_RULE = (
+    "corpora in the order given (--corpus): the first that holds a cited identifier resolves it "
+    "(found); else notfound (possible fabrication) only when a corpus declares complete coverage "
+    "containing it; else unchecked (never counted as fabrication)"
+)
+
+
+def _flagged_passages(cites: pd.DataFrame, chain: Any) -> dict[str, str]:
+    """Passages of the flagged citations, by value, for the report page."""
+    out: dict[str, str] = {}
+    rows = cites.loc[cites["flagged"], ["id_type", "value"]].drop_duplicates()
+    for t, v in sorted(rows.itertuples(index=False, name=None)):
+        text = chain.passage(t, v)
+        if text:
+            out[v] = text
+    return out
 
 
 # ----------------------------------------------------------------------------- outputs

@@ -98,6 +98,11 @@ COMMANDS: dict[str, LazyCommand] = {
     "audit": LazyCommand(
         "kit.commands.audit", "audit", "Audit an agent's runs end to end: one report."
     ),
+    "corpus": LazyCommand(
+        "kit.commands.corpus",
+        "corpus",
+        "Corpora for citation resolution: build, list, show, search.",
+    ),
     "import": LazyCommand(
         "kit.commands.imports",
         "import_group",

@@ -9,6 +9,7 @@ import click
 from kit.audit.runner import DEFAULT_CALIBRATION, AuditOptions
 from kit.audit.runner import audit as run_and_write
 from kit.commands.options import score_store_options, score_store_root
+from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 from kit.registry.fetch import DEFAULT_DEST
 
@@ -26,7 +27,21 @@ _dir = click.Path(file_okay=False, path_type=Path)
     default=None,
     help="Imported judge verdicts (schemas/grade_verdicts.yaml); default: the built-in judge.",
 )
-@click.option("--corpus", default="pubmedqa", show_default=True, help="Registry corpus for L1/L2.")
+@click.option(
+    "--corpus",
+    default="pubmedqa",
+    show_default=True,
+    help="Corpora for L1/L2, NAME[,NAME] in resolution order: the first that holds a citation "
+    "resolves it; notfound only inside a corpus's declared complete coverage, else unchecked "
+    "(`kit corpus list`). pubmedqa (built in) is a sample.",
+)
+@click.option(
+    "--corpus-root",
+    type=_dir,
+    default=DEFAULT_CORPUS_ROOT,
+    show_default=True,
+    help="Built corpora.",
+)
 @click.option("--raw", type=_dir, default=DEFAULT_DEST, show_default=True, help="Fetched registry.")
 @click.option(
     "--calibration",
@@ -74,6 +89,7 @@ def audit(
     checklists: Path | None,
     judge_verdicts: Path | None,
     corpus: str,
+    corpus_root: Path,
     raw: Path,
     calibration: str,
     alpha: float | None,
@@ -101,7 +117,8 @@ def audit(
 
     \b
     Stages: validate every run (nothing is scored until all parse); L1 existence against the
-    corpus; L2 support with the verifier and the split-conformal flag rule (flag iff s <= tau),
+    corpora (--corpus, in order; an identifier outside every declared complete coverage is
+    unchecked, never fabricated); L2 support with the verifier and the split-conformal flag rule (flag iff s <= tau),
     with BM25 re-attribution suggestions; checklist grading (--checklists); behaviour from the
     traces; with --board/--design, the agent's place on the board (certify engine).
     Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/. Scores go to
@@ -119,6 +136,7 @@ def audit(
         checklists=checklists,
         judge_verdicts=judge_verdicts,
         corpus=corpus,
+        corpus_root=corpus_root,
         raw=raw,
         calibration=calibration,
         alpha=alpha,

@@ -9,6 +9,7 @@ import click
 
 from kit import atomic
 from kit.commands.options import format_option, raw_option
+from kit.commands.sealed import sealed_file
 from kit.registry.loaders import BOARD, published_board
 from kit.release.published_board import ROUNDING_TOLERANCE, check_board, summarise
 from kit.report.tables import render, to_csv
@@ -37,6 +38,7 @@ def board() -> None:
     help="Allowed |composite - mean(axes)|; the default is what 3-decimal rounding allows.",
 )
 @format_option
+@sealed_file("out", kind="board-check", companions=(".json",))
 def check_cmd(raw: Path, out: Path | None, tolerance: float, fmt: str) -> None:
     """Check every board row: composite vs the mean of its printed axes, the rank interval,
     and which axes are present for its entry condition.

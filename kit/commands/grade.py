@@ -16,7 +16,8 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit import atomic
+from kit import atomic, boundary
+from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
 from kit.grade.reader import RunsRead, read_checklists, read_runs
 from kit.grade.runs import Citation
@@ -120,6 +121,7 @@ def grade() -> None:
 )
 @_format_option
 @_out_option
+@sealed_file("out", kind="grade-runs", also=("guard_out",))
 def runs_cmd(
     runs: Path,
     max_answer_chars: int,
@@ -189,6 +191,7 @@ def runs_cmd(
 @_skip_option
 @_format_option
 @_out_option
+@sealed_file("out", kind="grade-judge")
 def judge_cmd(
     runs: Path,
     checklists: Path,
@@ -244,6 +247,7 @@ def judge_cmd(
 )
 @_format_option
 @_out_option
+@sealed_file("out", kind="grade-checklist")
 def checklist_cmd(
     verdicts: Path,
     checklists: Path,
@@ -321,6 +325,7 @@ def checklist_cmd(
 @_skip_option
 @_format_option
 @_out_option
+@sealed_file("out", kind="grade-audit-citations", also=("citations_out",))
 def audit_cmd(
     runs: Path,
     catalog: Path,
@@ -394,6 +399,7 @@ def audit_cmd(
 @_skip_option
 @_format_option
 @_out_option
+@sealed_file("out", kind="grade-behaviour")
 def behaviour_cmd(
     runs: Path, max_answer_chars: int, skip_bad: bool, fmt: str | None, out: Path | None
 ) -> None:
@@ -425,10 +431,7 @@ def replay() -> None:
 
 
 def _args(text: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError("bad_parameter", f"ARGUMENTS must be a JSON object: {exc.msg}") from None
+    obj = boundary.parse_json(text, "ARGUMENTS")
     if not isinstance(obj, dict):
         raise ConfigError("bad_parameter", "ARGUMENTS must be a JSON object")
     return obj
@@ -469,6 +472,7 @@ def replay_get_cmd(cache: Path, tool: str, arguments: str) -> None:
 @_skip_option
 @_format_option
 @_out_option
+@sealed_file("out", kind="grade-replay-check")
 def replay_check_cmd(
     runs: Path,
     cache: Path,
@@ -518,6 +522,7 @@ def replay_check_cmd(
 )
 @_format_option
 @_out_option
+@sealed_file("out", kind="grade-frozen-core")
 def frozen_core_cmd(
     scores: Path,
     roster: str,
@@ -586,6 +591,7 @@ def frozen_core_cmd(
     is_flag=True,
     help="Also run the audit and exit 1 if a planted rate falls outside its interval.",
 )
+@sealed_output("out_dir", kind="grade-planted")
 def planted_cmd(
     out_dir: Path,
     raw: Path,

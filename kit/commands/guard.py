@@ -15,13 +15,14 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit import atomic
+from kit import atomic, boundary
 from kit.commands.options import (
     engine_options,
     raw_option,
     score_store_options,
     score_store_root,
 )
+from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError, InputError, Location
 from kit.report.tables import to_csv
 from kit.schema import validate_frame
@@ -86,6 +87,7 @@ def guard() -> None:
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @raw_option
+@sealed_file("out", kind="guard-tau")
 def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
     """Split-conformal tau curve: tau = s_(k), k = ceil((n+1)(1-alpha)) on unsupported scores.
 
@@ -125,6 +127,7 @@ def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @raw_option
+@sealed_file("out", kind="guard-coverage")
 def coverage_cmd(
     calibration: str,
     targets: str,
@@ -234,6 +237,7 @@ def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
 @verifier_options
 @click.option("--no-reattribute", is_flag=True, help="Flag only; do not try BM25 re-attribution.")
 @raw_option
+@sealed_output("out", kind="guard-run")
 def run_cmd(
     answers: Path,
     calibration: str,
@@ -290,12 +294,11 @@ def run_cmd(
         guarantee=g,
     )
     validate_json(summary, "guard_summary", str(out / "summary.json"))
-    with atomic.staged_dir(out) as tmp:
-        tmp.chmod(0o755)
-        lines = "".join(json.dumps(g, ensure_ascii=False, sort_keys=True) + "\n" for g in guarded)
-        (tmp / "guarded.jsonl").write_text(lines, encoding="utf-8")
-        (tmp / "citations.csv").write_text(to_csv(frame, FLOAT_FMT), encoding="utf-8")
-        (tmp / "summary.json").write_text(_json_dump(summary), encoding="utf-8")
+    # OUT is a staged folder (@sealed_output): swapped into place, sealed, when this returns
+    lines = "".join(json.dumps(g, ensure_ascii=False, sort_keys=True) + "\n" for g in guarded)
+    atomic.write_text(out / "guarded.jsonl", lines)
+    atomic.write_text(out / "citations.csv", to_csv(frame, FLOAT_FMT))
+    atomic.write_text(out / "summary.json", _json_dump(summary))
     c = summary["status_counts"]
     click.echo(
         f"guarded {len(records)} answers, {len(frame)} citations at alpha={alpha:g} "
@@ -319,6 +322,7 @@ def run_cmd(
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @raw_option
+@sealed_file("out", kind="guard-pairs", companions=(".meta.json",))
 def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Path) -> None:
     """Construction-labelled claim-passage pairs from PubMedQA PQA-L (not human gold).
 
@@ -336,7 +340,7 @@ def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Pat
     from kit.registry.fetch import raw_path
 
     src = raw_path("pubmedqa/ori_pqal.json", raw)
-    items = items_from_pqal(json.loads(src.read_text()), str(src))
+    items = items_from_pqal(boundary.read_json(src), str(src))
     if exclude is not None:
         earlier = read_pair_table(exclude)
         if "item_pmid" not in earlier.columns:
@@ -376,6 +380,7 @@ def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Pat
 @verifier_options
 @score_store_options
 @engine_options
+@sealed_file("out", kind="guard-score")
 def score_cmd(
     pairs: Path,
     out: Path,
@@ -666,6 +671,7 @@ def _panel_names(specs: tuple[str, ...]) -> list[str]:
 @click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@sealed_output("out", kind="guard-panel")
 def panel_cmd(
     pairs: Path,
     verifiers: tuple[str, ...],
@@ -743,13 +749,10 @@ def panel_cmd(
         pd.DataFrame(per_verifier), "guard_pair_evaluation", str(out / "verifiers.csv")
     )
     scores_table = validate_frame(scores_table, "guard_pair_panel_scores", str(out / "scores.csv"))
-    with atomic.staged_dir(out) as tmp:
-        tmp.chmod(0o755)
-        write_table(
-            agreement, tmp / "agreement", EVAL_FORMATS, caption=f"Verifier panel on {pairs}"
-        )
-        write_table(ver, tmp / "verifiers", EVAL_FORMATS, caption=f"Verifiers on {pairs}")
-        (tmp / "scores.csv").write_text(to_csv(scores_table, FLOAT_FMT), encoding="utf-8")
+    # OUT is a staged folder (@sealed_output): swapped into place, sealed, when this returns
+    write_table(agreement, out / "agreement", EVAL_FORMATS, caption=f"Verifier panel on {pairs}")
+    write_table(ver, out / "verifiers", EVAL_FORMATS, caption=f"Verifiers on {pairs}")
+    atomic.write_text(out / "scores.csv", to_csv(scores_table, FLOAT_FMT))
     ci = f"cluster bootstrap over {gcol}" if groups is not None else "bootstrap over pairs"
     click.echo(f"panel of {len(names)} verifiers on {len(frame)} pairs (CIs: {ci}):")
     for a in agree:

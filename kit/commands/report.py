@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from kit import __version__, atomic
+from kit import __version__, atomic, boundary
+from kit.commands.sealed import sealed_file
 from kit.release.receipts import file_sha256
 from kit.report.board_page import render_board_page
 from kit.schema import read_table, read_yaml
@@ -33,6 +33,7 @@ def report() -> None:
     help="The design YAML the board was certified under (shows alpha and its sha256).",
 )
 @click.option("--title", default="Certified board", show_default=True)
+@sealed_file("out", kind="report-board", default=lambda kw: kw["certified"] / "board.html")
 def board_cmd(certified: Path, out: Path | None, design: Path | None, title: str) -> None:
     """Render CERTIFIED/pairs.csv and CERTIFIED/ranks.csv (from `kit certify`) as one HTML page:
     rank-interval chart, every pair verdict with its reason, the data hashes it came from, and
@@ -55,7 +56,7 @@ def board_cmd(certified: Path, out: Path | None, design: Path | None, title: str
             meta["alpha"] = declared["alpha"]
     summary = certified / "summary.json"
     if summary.is_file():
-        for k, v in json.loads(summary.read_text()).items():
+        for k, v in boundary.read_json(summary).items():
             if isinstance(v, str | int | float | bool):
                 meta[k] = v
     validity_path = certified / "validity.csv"

@@ -6,11 +6,19 @@ returns, every file it wrote is sealed in ``receipts/<kind>.receipt.json`` (with
 every input file it was given and its parameters) and the folder is swapped into place; when it
 raises (a refused parameter, bad input) or is killed, the earlier outputs stay exactly as they
 were. It replaces only a folder that is new, empty, or was written by the same command.
+
+``@sealed_file("out", kind="board check", companions=(".json",))`` is the rule for commands that
+write single files (``--out FILE``): after the command wrote ``FILE`` (also when it then exits 1,
+"checked and found a difference"), ``FILE`` and the companions it wrote beside it
+(``FILE.with_suffix(s)``) are sealed in the sidecar ``FILE.receipt.json``, with the same inputs
+and parameters; further file parameters named in ``also`` get a sidecar each. Check one with
+``kit verify receipts FILE``.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,11 +47,11 @@ def _check_replaceable(target: Path, kind: str) -> None:
         )
 
 
-def _record(kwargs: dict[str, Any], out_param: str) -> dict[str, Any]:
+def _record(kwargs: dict[str, Any], *outs: str) -> dict[str, Any]:
     inputs: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in sorted(kwargs.items()):
-        if key == out_param:
+        if key in outs:
             continue
         if isinstance(value, Path):
             if value.is_file():
@@ -57,6 +65,10 @@ def _record(kwargs: dict[str, Any], out_param: str) -> dict[str, Any]:
     return {"inputs": inputs, "parameters": params}
 
 
+def _exit_code(exc: SystemExit | click.exceptions.Exit) -> object:
+    return exc.code if isinstance(exc, SystemExit) else exc.exit_code
+
+
 def sealed_output(out_param: str, kind: str) -> Callable[[F], F]:
     """Decorate a click command whose ``out_param`` is its output folder (see module doc)."""
 
@@ -66,9 +78,15 @@ def sealed_output(out_param: str, kind: str) -> Callable[[F], F]:
             target = Path(kwargs[out_param])
             _check_replaceable(target, kind)
             body = _record(kwargs, out_param)
+            differs: BaseException | None = None
             with atomic.staged_dir(target) as stage:
                 kwargs[out_param] = stage
-                result = func(*args, **kwargs)
+                try:
+                    result = func(*args, **kwargs)
+                except (SystemExit, click.exceptions.Exit) as exc:
+                    if _exit_code(exc) != 1:
+                        raise
+                    differs, result = exc, None  # checked and found a difference: keep, sealed
                 files = [
                     p.relative_to(stage).as_posix()
                     for p in sorted(stage.rglob("*"))
@@ -80,8 +98,89 @@ def sealed_output(out_param: str, kind: str) -> Callable[[F], F]:
                 f"{receipts.RECEIPTS_DIR}/{kind}{receipts.SUFFIX} (check: kit verify receipts "
                 f"{target})"
             )
+            if differs is not None:
+                raise differs
             return result
 
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def _written(path: Path, before: int | None) -> bool:
+    """True when ``path`` exists and is not the file that was there before the command ran."""
+    try:
+        return path.is_file() and os.stat(path).st_mtime_ns != before
+    except OSError:
+        return False
+
+
+def _stamp(path: Path | None) -> int | None:
+    try:
+        return None if path is None else os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def sealed_file(
+    out_param: str,
+    kind: str,
+    companions: tuple[str, ...] = (),
+    also: tuple[str, ...] = (),
+    default: Callable[[dict[str, Any]], Path] | None = None,
+) -> Callable[[F], F]:
+    """Decorate a click command writing single files; see the module doc for the rule.
+
+    ``default`` gives the file the command writes when ``out_param`` is not given (None: the
+    command then prints and nothing is sealed).
+    """
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if kwargs.get(out_param) is None and default is not None:
+                kwargs[out_param] = default(kwargs)
+            names = (out_param, *also)
+            targets = {n: Path(kwargs[n]) for n in names if kwargs.get(n) is not None}
+            if not targets:
+                return func(*args, **kwargs)
+            for n, t in targets.items():
+                if t.name.endswith(receipts.SUFFIX):
+                    raise ConfigError("bad_out", f"--{n.replace('_', '-')} {t} names a receipt")
+            main = targets.get(out_param)
+            extra = [main.with_suffix(c) for c in companions] if main is not None else []
+            before = {p: _stamp(p) for p in (*targets.values(), *extra)}
+            body = _record(kwargs, *names)
+            try:
+                result = func(*args, **kwargs)
+            except (SystemExit, click.exceptions.Exit) as exc:
+                if (
+                    _exit_code(exc) == 1
+                ):  # checked and found a difference: the outputs stand, sealed
+                    _seal_written(targets, out_param, extra, before, kind, body)
+                raise
+            _seal_written(targets, out_param, extra, before, kind, body)
+            return result
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def _seal_written(
+    targets: dict[str, Path],
+    out_param: str,
+    extra: list[Path],
+    before: dict[Path, int | None],
+    kind: str,
+    body: dict[str, Any],
+) -> None:
+    for name, path in targets.items():
+        if not _written(path, before[path]):
+            continue
+        side = [c for c in extra if _written(c, before[c])] if name == out_param else []
+        receipts.seal_file(path, kind, body, side)
+        click.echo(
+            f"sealed {path} in {receipts.sidecar(path).name} (check: kit verify receipts {path})",
+            err=True,
+        )

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
+from kit.commands.sealed import sealed_file
 from kit.errors import ConfigError, InputError, Location
 from kit.report.tables import render
 from kit.schema import read_table, validate_frame
@@ -82,6 +83,7 @@ def theory() -> None:
 @click.option("--q", type=float, default=0.95, show_default=True, help="Quantile level.")
 @_out_option
 @_format_option
+@sealed_file("out", kind="theory-lm")
 def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt: str) -> None:
     """Module sensitivity L_M from paired runs (Appendix F.1, Tables 11-12).
 
@@ -122,6 +124,7 @@ def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt
 )
 @_out_option
 @_format_option
+@sealed_file("out", kind="theory-compose")
 def compose_cmd(stages: Path, eps0: float, L_U: float, out: Path | None, fmt: str) -> None:
     """Theorem 2 (recursion and product form), Corollary 2 and Theorem 3 from stage constants.
 
@@ -272,6 +275,7 @@ def _whole_system(
 )
 @_out_option
 @_format_option
+@sealed_file("out", kind="theory-distance")
 def distance_cmd(
     transitions: Path,
     states: Path,
@@ -366,6 +370,7 @@ def distance_cmd(
 @click.option("--lam-in", type=float, default=0.5, show_default=True, help="Entry weight.")
 @_out_option
 @_format_option
+@sealed_file("out", kind="theory-radius")
 def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str) -> None:
     """Contextwise window radius C_M (Definition 11, Appendix F.6) with its entry bracket.
 
@@ -407,6 +412,7 @@ def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str) -> None:
 @click.option("--pair", nargs=2, default=None, help="Compare only these two graphs.")
 @_out_option
 @_format_option
+@sealed_file("out", kind="theory-fgw")
 def fgw_cmd(
     nodes: Path,
     edges: Path,

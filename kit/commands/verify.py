@@ -88,18 +88,25 @@ def board_cmd(
 
 
 @verify.command("receipts")
-@click.argument("folder", type=click.Path(file_okay=False, path_type=Path), default=rep.DEFAULT_OUT)
+@click.argument("folder", type=click.Path(path_type=Path), default=rep.DEFAULT_OUT)
 def receipts_cmd(folder: Path) -> None:
     """Verify FOLDER completely against its receipts: the chain, every sealed file's sha256
     (tables, pages, JSON, figures), and that every file in FOLDER is sealed by some receipt
-    (or listed as untracked, like a cache).
+    (or listed as untracked, like a cache). A single-file output (a table written with
+    --out FILE) is verified against its sidecar FILE.receipt.json: give FILE.
 
     Exit 1 naming every file that changed, is missing or is not sealed; exit 2 when FOLDER
     cannot be verified (missing, no receipts, a broken chain, a sealed path leaving FOLDER).
 
-    Example: kit verify receipts data/tables
+    \b
+    Examples:
+      kit verify receipts data/tables
+      kit verify receipts board_check.csv
     """
-    check = receipts.verify_outputs(folder)
+    if folder.is_file():
+        check = receipts.verify_file(folder)
+    else:
+        check = receipts.verify_outputs(folder)
     for f in check.findings:
         click.echo(str(f))
     untracked = f", {check.untracked} untracked" if check.untracked else ""

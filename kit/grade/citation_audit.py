@@ -5,8 +5,10 @@ Seed 002 (OpenBioRQ), Appendix B (Definitions) and C.1:
 * **L1 existence.** Each cited identifier is looked up in a corpus: ``found``, ``notfound``
   (a fabricated identifier) or ``transient`` (the lookup itself failed: timeout, service error).
   Transient outcomes never count as fabrication; they are excluded from both numerator and
-  denominator. The kit adds ``unchecked``: the identifier's type has no registered corpus (NCT
-  ids today -- there is no trial-registry corpus in the registry yet), also never fabrication.
+  denominator. The kit adds ``unchecked``: the identifier lies outside every corpus's *declared
+  complete coverage* (:mod:`kit.corpus.coverage`: a corpus that is only a sample, such as the
+  1,000 PubMedQA abstracts, cannot prove an identifier invented) or its type has no corpus at
+  all; also never fabrication. Each row names the corpus that decided it.
   Existence rate = found / (found + notfound); fabrication rate = notfound / (found + notfound).
 * **L2 support** on found citations only: a support score s in [0, 1] from a declared
   instrument, labelled ``yes`` (s >= yes_at), ``partial`` (partial_at <= s < yes_at) or ``no``.
@@ -35,6 +37,8 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from kit.corpus.coverage import Resolution
+from kit.corpus.identifiers import SCHEMES
 from kit.errors import check_param
 from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
@@ -42,19 +46,22 @@ from kit.stats.wilson import wilson_ci
 
 L1_STATUSES = ("found", "notfound", "transient", "unchecked")
 L2_LABELS = ("yes", "partial", "no")
-ID_TYPES = ("PMID", "NCT")
+ID_TYPES = SCHEMES
 CLUSTER_NOTE = "Wilson CIs treat citations as independent; citations of one answer are clustered"
 
 
 class Resolver(Protocol):
-    """Resolves bare identifiers of one type: value -> 'found' | 'notfound' | 'transient'."""
+    """Resolves canonical identifier values of one type: value -> a status ('found' |
+    'notfound' | 'transient') or a :class:`kit.corpus.coverage.Resolution` (which also names the
+    deciding corpus; :class:`kit.corpus.store.ChainResolver` applies declared coverage)."""
 
-    def resolve(self, values: Sequence[str]) -> dict[str, str]: ...
+    def resolve(self, values: Sequence[str]) -> Mapping[str, str | Resolution]: ...
 
 
 @dataclass(frozen=True)
 class SetResolver:
-    """A corpus given as a set of known identifiers (e.g. read from the DuckDB catalog)."""
+    """A closed world given as a set of known identifiers: absent = notfound (use it only where
+    the set is by construction everything that exists, e.g. in tests)."""
 
     known: frozenset[str]
 
@@ -142,9 +149,11 @@ def citation_rows(runs: Sequence[AgentRun]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def classify_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[str]:
-    """L1 status per row; an id type with no resolver is 'unchecked'."""
-    out = ["unchecked"] * len(cites)
+def resolve_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[Resolution]:
+    """L1 resolution per row (the one L1 path of the kit); an id type with no resolver is
+    'unchecked', an answer missing from a resolver or an unknown status 'transient'."""
+    none = Resolution("unchecked", note="no corpus for this identifier type")
+    out = [none] * len(cites)
     for id_type, resolver in resolvers.items():
         idx = np.flatnonzero(cites["id_type"].to_numpy() == id_type)
         if idx.size == 0:
@@ -152,9 +161,16 @@ def classify_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[
         values = [str(cites["value"].iat[i]) for i in idx]
         got = resolver.resolve(sorted(set(values)))
         for i, v in zip(idx, values, strict=True):
-            status = got.get(v, "transient")
-            out[i] = status if status in L1_STATUSES else "transient"
+            r = got.get(v, "transient")
+            if not isinstance(r, Resolution):
+                r = Resolution(r)
+            out[i] = r if r.status in L1_STATUSES else Resolution("transient", r.corpus)
     return out
+
+
+def classify_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[str]:
+    """L1 status per row (:func:`resolve_l1` without the deciding corpus)."""
+    return [r.status for r in resolve_l1(cites, resolvers)]
 
 
 def audit_citations(
@@ -164,10 +180,13 @@ def audit_citations(
     passage_of: Callable[[str, str], str | None] | None,
     rule: SupportRule,
 ) -> pd.DataFrame:
-    """Add l1, support_score and l2 columns. L2 is scored only for found citations (others get
-    an empty label); without a scorer every found citation's l2 is empty ('unscored')."""
+    """Add l1, corpus (the corpus that decided L1, '' when none), support_score and l2 columns.
+    L2 is scored only for found citations (others get an empty label); without a scorer every
+    found citation's l2 is empty ('unscored')."""
     out = cites.copy()
-    out["l1"] = classify_l1(cites, resolvers)
+    resolved = resolve_l1(cites, resolvers)
+    out["l1"] = [r.status for r in resolved]
+    out["corpus"] = [r.corpus for r in resolved]
     out["support_score"] = np.nan
     out["l2"] = ""
     found = np.flatnonzero(out["l1"].to_numpy() == "found")

@@ -2,8 +2,10 @@
 
 Which identifier type resolves against which catalog table is a declaration (:data:`CORPORA`),
 so a new corpus (a trial registry for NCT ids) is one entry, not new code. Today only PMIDs have
-a corpus: ``pubmedqa_items.pmid`` (PubMedQA PQA-L, 1,000 abstracts); NCT identifiers have no
-registry corpus yet and are reported ``unchecked`` (never fabrication).
+a corpus: ``pubmedqa_items.pmid`` (PubMedQA PQA-L, 1,000 abstracts), declared a *sample* of
+PubMed (:data:`kit.corpus.catalog.PUBMEDQA_SAMPLE`): a PMID absent from it is ``unchecked``, not
+fabricated (:func:`kit.corpus.coverage.decide`). Other identifier types have no registry corpus
+and are reported ``unchecked`` (never fabrication). Built corpora: ``kit audit --corpus``.
 
 A lookup that fails inside DuckDB (locked or unreadable file) is ``transient`` for every value in
 the batch -- an infrastructure failure is not evidence that an identifier was invented.
@@ -16,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit.corpus.catalog import PUBMEDQA_SAMPLE
+from kit.corpus.coverage import Coverage, Resolution, decide
+from kit.corpus.identifiers import Identifier
 from kit.errors import InputError, Location
 
 
@@ -29,6 +34,8 @@ class CorpusSpec:
     id_column: str
     texts_sql: str
     description: str
+    corpus: str
+    coverage: tuple[Coverage, ...]
 
 
 CORPORA: dict[str, CorpusSpec] = {
@@ -41,6 +48,8 @@ CORPORA: dict[str, CorpusSpec] = {
             "FROM pubmedqa_contexts GROUP BY pmid"
         ),
         description="PubMedQA PQA-L abstracts (pubmedqa_items / pubmedqa_contexts), 1,000 PMIDs",
+        corpus="pubmedqa",
+        coverage=(PUBMEDQA_SAMPLE,),
     ),
 }
 
@@ -64,13 +73,14 @@ class CatalogResolver:
     db_path: Path
     spec: CorpusSpec
 
-    def resolve(self, values: Sequence[str]) -> dict[str, str]:
+    def resolve(self, values: Sequence[str]) -> dict[str, Resolution]:
         import duckdb
 
+        name = self.spec.corpus
         try:
             con = _connect(self.db_path)
         except duckdb.Error:
-            return {v: "transient" for v in values}
+            return {v: Resolution("transient", name) for v in values}
         try:
             rows = con.execute(
                 f'SELECT "{self.spec.id_column}" FROM "{self.spec.table}" '
@@ -78,11 +88,20 @@ class CatalogResolver:
                 [list(values)],
             ).fetchall()
         except duckdb.Error:
-            return {v: "transient" for v in values}
+            return {v: Resolution("transient", name) for v in values}
         finally:
             con.close()
         known = {str(r[0]) for r in rows}
-        return {v: ("found" if v in known else "notfound") for v in values}
+        t = self.spec.id_type
+        return {
+            v: decide(
+                Identifier(t, v),
+                (name,),
+                {name: ("found", f"{t}:{v}") if v in known else ("absent", "")},
+                {name: self.spec.coverage},
+            )
+            for v in values
+        }
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,11 @@ Every problem becomes an :class:`~kit.errors.InputError` naming file, line and f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from kit.errors import InputError, Location
-from kit.runs.reader import RunsRead, Skip, file_lines, read_runs
+from kit import boundary
+from kit.runs.reader import RunsRead, Skip, read_runs
 
 __all__ = [
     "RunsRead",
@@ -25,42 +24,18 @@ __all__ = [
 
 
 def read_json_file(path: str | Path) -> Any:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(p)))
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            "not_utf8", f"not UTF-8 (offset {exc.start})", where=Location(str(p))
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            "bad_json", f"not valid JSON: {exc.msg}", where=Location(str(p), exc.lineno)
-        ) from None
+    """A JSON file through :mod:`kit.boundary` (UTF-8, finite numbers, bounded depth)."""
+    return boundary.read_json(path)
 
 
 def read_jsonl_objects(path: str | Path) -> list[tuple[int, Any]]:
-    """(line, object) for each non-blank line; errors name the line."""
-    p = Path(path)
-    out: list[tuple[int, Any]] = []
-    for i, raw in enumerate(file_lines(p), start=1):
-        if not raw.strip():
-            continue
-        try:
-            out.append((i, json.loads(raw.decode("utf-8"))))
-        except UnicodeDecodeError:
-            raise InputError("not_utf8", "not UTF-8", where=Location(str(p), i)) from None
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                "bad_json", f"not valid JSON: {exc.msg}", where=Location(str(p), i)
-            ) from None
-    return out
+    """(line, object) for each non-blank line, through :mod:`kit.boundary`; errors name the line."""
+    return list(boundary.read_jsonl(path))
 
 
 def read_checklists(path: str | Path) -> dict[str, Any]:
     """Frozen checklists from a JSONL file, keyed by task id; a second checklist for the same
-    task is an InputError naming the line."""
+    task is an InputError naming the line, a file without any an InputError naming the file."""
     from kit.errors import InputError, Location
     from kit.grade.checklist import checklist_from_dict
 
@@ -74,4 +49,8 @@ def read_checklists(path: str | Path) -> dict[str, Any]:
                 where=Location(str(path), line, "task_id"),
             )
         out[cl.task_id] = cl
+    if not out:
+        raise InputError(
+            "empty_file", "no checklist in the file (only blank lines)", where=Location(str(path))
+        )
     return out

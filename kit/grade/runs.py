@@ -14,7 +14,9 @@ one already-decoded JSON object into a frozen :class:`AgentRun` (file reading li
      "tools_enabled": true, "difficulty": "core"}
 
 ``cited`` holds typed identifiers: ``PMID:<digits>`` or ``NCT<8 digits>`` (the two identifier
-types of the paper's citation audit, Appendix C.1). ``difficulty`` is optional (a bucket label).
+types of the paper's citation audit, Appendix C.1), and -- read by
+:func:`kit.corpus.identifiers.canonical` -- PMCIDs, DOIs (any prefix or URL form), arXiv ids (with or
+without version) and URLs; each is kept in its canonical form. ``difficulty`` is optional.
 """
 
 from __future__ import annotations
@@ -26,11 +28,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kit.corpus.identifiers import Identifier, canonical
 from kit.errors import InputError, Location
 
 TOOL_STATUSES = ("ok", "error", "timeout")
-PMID_RE = re.compile(r"^PMID:([0-9]{1,9})$")
-NCT_RE = re.compile(r"^NCT[0-9]{8}$")
 DEFAULT_MAX_ANSWER_CHARS = 100_000
 REQUIRED = ("run_id", "task_id", "model", "answer", "cited", "tool_calls", "tools_enabled")
 OPTIONAL = ("tokens", "wall_time_s", "difficulty")
@@ -38,16 +39,21 @@ OPTIONAL = ("tokens", "wall_time_s", "difficulty")
 
 @dataclass(frozen=True)
 class Citation:
-    """A typed identifier: ``id_type`` is ``PMID`` or ``NCT``; ``value`` the bare identifier."""
+    """A typed identifier: ``id_type`` is a scheme of :data:`kit.corpus.identifiers.SCHEMES`
+    (PMID, PMCID, DOI, ARXIV, NCT, URL); ``value`` the canonical identifier (a PMID's bare digits);
+    ``version`` an arXiv version (None otherwise)."""
 
     id_type: str
     value: str
+    version: int | None = None
+
+    @property
+    def identifier(self) -> Identifier:
+        return Identifier(self.id_type, self.value, self.version)
 
     @property
     def label(self) -> str:
-        if self.id_type == "PMID":
-            return f"PMID:{self.value}"
-        return self.value if self.id_type == "NCT" else f"{self.id_type}:{self.value}"
+        return self.identifier.label
 
 
 @dataclass(frozen=True)
@@ -101,13 +107,10 @@ class AgentRun:
 
 
 def parse_citation(text: str) -> Citation | None:
-    """``PMID:123`` -> Citation('PMID', '123'); ``NCT01234567`` -> Citation('NCT', ...); else None."""
-    m = PMID_RE.match(text)
-    if m:
-        return Citation("PMID", m.group(1))
-    if NCT_RE.match(text):
-        return Citation("NCT", text)
-    return None
+    """``PMID:123`` -> Citation('PMID', '123'); ``NCT01234567`` -> Citation('NCT', ...); a PMCID,
+    DOI, arXiv id or URL in any spelling -> its canonical Citation; else None."""
+    ident = canonical(text)
+    return None if ident is None else Citation(ident.scheme, ident.value, ident.version)
 
 
 def _fail(source: str, line: int, column: str, message: str, reason: str = "bad_field") -> None:
@@ -165,7 +168,8 @@ def run_from_dict(
                 source,
                 line,
                 f"cited[{i}]",
-                f"expected 'PMID:<digits>' or 'NCT<8 digits>', got {c!r}",
+                f"expected an identifier (PMID:<digits>, NCT<8 digits>, PMC<digits>, a DOI, an arXiv "
+                f"id or an http(s) URL), got {c!r}",
             )
         cited.append(parsed)  # type: ignore[arg-type]
     calls_raw = obj["tool_calls"]

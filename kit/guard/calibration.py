@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from kit import boundary
 from kit.errors import ConfigError, InputError, Location, check_param
 from kit.guard.conformal import Threshold
 from kit.registry.fetch import DEFAULT_DEST, raw_path
@@ -122,12 +123,7 @@ def _float_list(obj: object, path: Path, key: str) -> np.ndarray:
 
 
 def _from_json(path: Path, source: str) -> CalibrationSet:
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(
-            "unreadable_json", f"not valid JSON: {exc}", where=Location(str(path))
-        ) from None
+    obj = boundary.read_json(path)
     if not isinstance(obj, dict):
         raise InputError("bad_calibration", "expected a JSON object", where=Location(str(path)))
     if obj.get("kind") == ARTIFACT_KIND:

@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from kit import atomic
+from kit import atomic, boundary
 from kit.errors import ConfigError
 
 OPSET = 17  # LayerNormalization is a standard op from opset 17
@@ -59,7 +59,7 @@ def load_weights(model_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]
     from safetensors.numpy import load_file
 
     weights = load_file(str(model_dir / "model.safetensors"))
-    config = json.loads((model_dir / "config.json").read_text())
+    config = boundary.read_json(model_dir / "config.json")
     return weights, config
 
 

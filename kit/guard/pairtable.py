@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import atomic
+from kit import atomic, boundary
 from kit.errors import ConfigError, InputError, Location
 from kit.guard.evaluate import CLASSES, canonical_label, check_label_map
 from kit.report.tables import to_csv
@@ -63,19 +63,14 @@ def table_format(path: Path, what: str = "pair table") -> str:
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = boundary.read_text(path).split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
     records = []
     for i, line in enumerate(lines, start=1):
         if not line.strip():
             raise InputError("bad_jsonl", "empty line", where=Location(str(path), i))
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                "bad_jsonl", f"not valid JSON ({exc.msg})", where=Location(str(path), i)
-            ) from None
+        obj = boundary.parse_json(line, str(path), i)
         if not isinstance(obj, dict):
             raise InputError(
                 "bad_jsonl",
@@ -90,22 +85,14 @@ def read_any(path: str | Path) -> tuple[pd.DataFrame, int]:
     """The raw table at ``path`` (csv as text, parquet, jsonl) and its row base."""
     p = Path(path)
     fmt = table_format(p)
-    if not p.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(p)))
     try:
         if fmt == "csv":
-            frame = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+            frame = boundary.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
         elif fmt == "parquet":
-            frame = pd.read_parquet(p)
+            frame = boundary.read_parquet(p)
         else:
             frame = _read_jsonl(p)
-    except (
-        pd.errors.ParserError,
-        pd.errors.EmptyDataError,
-        UnicodeDecodeError,
-        OSError,
-        ValueError,
-    ) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise InputError(
             "unreadable_table", f"not a readable {fmt} file: {exc}", where=Location(str(p))
         ) from None

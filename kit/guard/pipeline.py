@@ -16,7 +16,6 @@ unsupported citations exchangeable with the calibration ones.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit import boundary
 from kit.errors import InputError, Location
 from kit.guard.citations import Citation, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank
@@ -62,24 +62,10 @@ def read_answers(path: Path) -> list[AnswerRecord]:
     from kit.schema import load_json_schema
 
     p = Path(path)
-    if not p.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(p)))
     validator = jsonschema.Draft202012Validator(load_json_schema("guard_answers"))
     out: list[AnswerRecord] = []
     seen: dict[str, int] = {}
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError("unreadable_jsonl", f"not UTF-8: {exc}", where=Location(str(p))) from None
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                "unreadable_jsonl", f"not valid JSON: {exc.msg}", where=Location(str(p), i)
-            ) from None
+    for i, obj in boundary.read_jsonl(p):
         errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
         if errors:
             e = errors[0]

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit import boundary
 from kit.errors import ConfigError
 
 WEIGHTS_NAME = "weights.safetensors"
@@ -209,7 +210,7 @@ def onnx_logits(folder: Path, claims: Sequence[str], passages: Sequence[str]) ->
 
     from kit.guard.verifier import make_session, pair_feed
 
-    card = json.loads((folder / "card.json").read_text())
+    card = boundary.read_json(folder / "card.json", allow_non_finite=True)
     sess = make_session(folder / card["onnx_file"])
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     out = []
@@ -240,7 +241,7 @@ def load_trainable(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]
             "(`kit guard train` / `kit guard adapt`) can be adapted; an imported ONNX verifier "
             "cannot be fine-tuned here",
         )
-    return load_file(str(w)), json.loads(c.read_text())
+    return load_file(str(w)), boundary.read_json(c)
 
 
 def label_ids(labels: Sequence[str]) -> np.ndarray:

@@ -22,13 +22,13 @@ the abstract (``TAIL_WORDS`` words, where the results sit), the size of one wind
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from kit import boundary
 from kit.errors import InputError, Location
 from kit.guard.evaluate import CLASSES as LABELS
 
@@ -66,17 +66,15 @@ def read_nli(raw: Path, name: str) -> pd.DataFrame:
             where=Location(str(path)),
         )
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            try:
-                obj = json.loads(line)
-                rows.append(
-                    (obj["pair_id"], obj["hypothesis"], obj["premise"], obj["label"], obj["split"])
-                )
-            except (json.JSONDecodeError, KeyError) as exc:
-                raise InputError(
-                    "bad_row", f"not a registry NLI row ({exc})", where=Location(str(path), row=i)
-                ) from None
+    for i, obj in boundary.read_jsonl(path):
+        try:
+            rows.append(
+                (obj["pair_id"], obj["hypothesis"], obj["premise"], obj["label"], obj["split"])
+            )
+        except (KeyError, TypeError) as exc:
+            raise InputError(
+                "bad_row", f"not a registry NLI row ({exc})", where=Location(str(path), row=i)
+            ) from None
     frame = pd.DataFrame(rows, columns=["pair_id", "claim", "passage", "label", "split"])
     frame["source"] = name
     if name == "climate_fever":  # one released split: hold out 20% of claims by id
@@ -105,7 +103,7 @@ def pubmedqa_pairs(raw: Path, seed: int) -> pd.DataFrame:
     from kit.guard.pairs import build_pairs, items_from_pqal
 
     path = Path(raw) / "pubmedqa/ori_pqal.json"
-    items = items_from_pqal(json.loads(path.read_text()), str(path))
+    items = items_from_pqal(boundary.read_json(path), str(path))
     out = []
     for split, keep in (("train", lambda b: b != 0), ("test", lambda b: b == 0)):
         part = [it for it in items if keep(bucket(it.pmid))]

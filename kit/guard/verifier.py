@@ -24,7 +24,6 @@ onnxruntime build has no CUDA provider).
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from kit import boundary
 from kit.errors import ConfigError, InputError, Location
 from kit.guard.windows import WindowSpec, passage_windows
 
@@ -493,12 +493,9 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
             "no verifier card here; build one with `kit guard build-verifier --out DIR`",
             where=Location(str(path)),
         )
-    try:
-        card = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(
-            "bad_json", f"card.json is not valid JSON ({exc})", where=Location(str(path))
-        ) from None
+    card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
+    if not isinstance(card, dict):
+        raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
     missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
     if missing:
         raise InputError(

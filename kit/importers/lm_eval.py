@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kit import boundary
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_jsonl_objects
 from kit.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
@@ -41,8 +42,8 @@ def model_from_results(path: Path) -> str | None:
     if len(found) != 1:
         return None
     try:
-        obj = json.loads(found[0].read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        obj = boundary.read_json(found[0])
+    except InputError:
         return None
     name = obj.get("model_name") if isinstance(obj, dict) else None
     return name if isinstance(name, str) and name else None

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
+from kit import boundary
 from kit.errors import InputError, Location
 from kit.registry.fetch import raw_path
 from kit.schema import read_csv, validate_frame
@@ -30,12 +30,7 @@ _PUBMEDQA_KEYS = ("QUESTION", "CONTEXTS", "LABELS", "MESHES", "LONG_ANSWER", "fi
 
 
 def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(
-            "unreadable_json", f"not valid JSON: {exc}", where=Location(str(path))
-        ) from None
+    return boundary.read_json(path)
 
 
 def pubmedqa_tables(raw: Path) -> dict[str, pd.DataFrame]:
@@ -156,10 +151,7 @@ def bioasq_table(raw: Path) -> pd.DataFrame:
 
 def published_constants(raw: Path) -> dict[str, Any]:
     path = raw_path(CONSTANTS, raw)
-    try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise InputError("unreadable_yaml", str(exc), where=Location(str(path))) from None
+    return boundary.read_yaml(path)
 
 
 def constants_table(raw: Path) -> pd.DataFrame:

@@ -6,8 +6,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from kit import boundary
 from kit.errors import ConfigError, InputError, Location
 from kit.schema import validate_json
 
@@ -39,10 +38,7 @@ class Source:
 @functools.cache
 def load_sources(path: Path = SOURCES_FILE) -> tuple[Source, ...]:
     """Read and validate the source list. Raises InputError naming the file on any problem."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError("unreadable_sources", str(exc), where=Location(str(path))) from None
+    raw = boundary.read_yaml(path)
     validate_json(raw, "sources", str(path))
     out = []
     seen: set[str] = set()

@@ -31,8 +31,10 @@ __all__ = [
     "content_hash",
     "file_sha256",
     "seal",
+    "seal_file",
     "seal_outputs",
     "verify_chain",
+    "verify_file",
     "verify_outputs",
     "write_receipt",
 ]
@@ -67,6 +69,31 @@ def write_receipt(path: Path, artifact: dict[str, Any]) -> Path:
     return atomic.write_text(path, render(artifact))
 
 
+def read_receipt(path: Path) -> dict[str, Any]:
+    """One receipt, checked on its own: readable, valid, its content_hash and canonical bytes.
+
+    Raises :class:`IntegrityError` naming the file otherwise.
+    """
+    try:
+        art = boundary.read_json(path)
+    except InputError as exc:
+        raise IntegrityError("bad_receipt", f"not a readable receipt: {exc.message}") from None
+    validate_json(art, "receipt", str(path))
+    if content_hash(art) != art["content_hash"]:
+        raise IntegrityError(
+            "tampered",
+            f"{Location(str(path))}: content does not match its content_hash "
+            f"{art['content_hash'][:12]}… (recomputed {content_hash(art)[:12]}…)",
+        )
+    if path.read_bytes() != render(art).encode("utf-8"):
+        raise IntegrityError(
+            "tampered",
+            f"{Location(str(path))}: bytes differ from the receipt's canonical form "
+            "(receipts are written by the kit only; was it edited?)",
+        )
+    return art
+
+
 def verify_chain(folder: Path) -> list[dict[str, Any]]:
     """Check every ``*.receipt.json`` under ``folder``: its own hash, and that its parent exists.
 
@@ -75,23 +102,7 @@ def verify_chain(folder: Path) -> list[dict[str, Any]]:
     """
     arts: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path in sorted(Path(folder).rglob("*.receipt.json")):
-        try:
-            art = boundary.read_json(path)
-        except InputError as exc:
-            raise IntegrityError("bad_receipt", f"not a readable receipt: {exc.message}") from None
-        validate_json(art, "receipt", str(path))
-        if content_hash(art) != art["content_hash"]:
-            raise IntegrityError(
-                "tampered",
-                f"{Location(str(path))}: content does not match its content_hash "
-                f"{art['content_hash'][:12]}… (recomputed {content_hash(art)[:12]}…)",
-            )
-        if path.read_bytes() != render(art).encode("utf-8"):
-            raise IntegrityError(
-                "tampered",
-                f"{Location(str(path))}: bytes differ from the receipt's canonical form "
-                "(receipts are written by the kit only; was it edited?)",
-            )
+        art = read_receipt(path)
         arts[art["content_hash"]] = (path, art)
     for path, art in sorted(arts.values(), key=lambda pa: str(pa[0])):
         parent = art["parent"]
@@ -146,6 +157,64 @@ def seal_outputs(
     art = seal(kind, name, full, parent)
     write_receipt(Path(base) / RECEIPTS_DIR / f"{name}{SUFFIX}", art)
     return art
+
+
+def sidecar(path: Path) -> Path:
+    """The receipt of a single-file output: ``FILE.receipt.json`` beside ``FILE``."""
+    path = Path(path)
+    return path.with_name(path.name + SUFFIX)
+
+
+def seal_file(
+    path: Path, kind: str, body: dict[str, Any] | None = None, companions: Iterable[Path] = ()
+) -> dict[str, Any]:
+    """Seal a single-file output (and ``companions`` written beside it, e.g. its ``.json``
+    summary) in the sidecar ``FILE.receipt.json``; returns the sealed artifact."""
+    path = Path(path)
+    files = [path, *(Path(c) for c in companions)]
+    outputs = {f.name: file_sha256(f) for f in files if f.parent == path.parent}
+    art = seal(kind, path.name, {**(body or {}), "outputs": outputs}, None)
+    write_receipt(sidecar(path), art)
+    return art
+
+
+def verify_file(path: Path) -> OutputCheck:
+    """Verify one single-file output against its sidecar receipt (:func:`sidecar`).
+
+    Raises (cannot verify, exit 2): no such file, no sidecar, a broken receipt, a sealed path
+    leaving the file's folder or a receipt that does not seal ``path``. Returns the findings
+    (exit 1): ``path`` or a companion changed or missing.
+    """
+    path = Path(path)
+    if path.name.endswith(SUFFIX):
+        path = path.with_name(path.name[: -len(SUFFIX)])
+    receipt = sidecar(path)
+    if not receipt.is_file():
+        what = "no such file to verify" if not path.exists() else f"no receipt {receipt.name}"
+        raise InputError("no_receipts", what, where=Location(str(path)))
+    art = read_receipt(receipt)
+    sealed = sealed_paths(art)
+    if path.name not in sealed:
+        raise IntegrityError("not_sealed", f"{receipt}: the receipt does not seal {path.name!r}")
+    findings = []
+    for rel, sha in sorted(sealed.items()):
+        target = _inside(path.parent, path.parent, rel, receipt)
+        finding = _compare(target, sha, rel, receipt)
+        if finding is not None:
+            findings.append(finding)
+    return OutputCheck(1, len(sealed), 0, tuple(findings))
+
+
+def _compare(path: Path, sha: str, shown: str, receipt: Path) -> Finding | None:
+    """A finding when ``path`` is missing or its sha256 is not ``sha``."""
+    if path.is_symlink() or not path.is_file():
+        return Finding("missing", shown, f"sealed by {receipt.name}")
+    got = file_sha256(path)
+    if got != sha:
+        return Finding(
+            "changed", shown, f"sha256 {got[:12]}… differs from {receipt.name} ({sha[:12]}…)"
+        )
+    return None
 
 
 def sealed_paths(art: dict[str, Any]) -> dict[str, str]:
@@ -229,18 +298,9 @@ def verify_outputs(folder: Path) -> OutputCheck:
             path = _inside(folder, base, rel, receipt)
             shown = path.relative_to(folder).as_posix()
             covered.add(path)
-            if path.is_symlink() or not path.is_file():
-                findings.append(Finding("missing", shown, f"sealed by {receipt.name}"))
-                continue
-            got = file_sha256(path)
-            if got != sha:
-                findings.append(
-                    Finding(
-                        "changed",
-                        shown,
-                        f"sha256 {got[:12]}… differs from {receipt.name} ({sha[:12]}…)",
-                    )
-                )
+            finding = _compare(path, sha, shown, receipt)
+            if finding is not None:
+                findings.append(finding)
     n_untracked = 0
     for path in sorted(folder.rglob("*")):
         if path.is_dir() and not path.is_symlink():

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from kit import atomic
+from kit import atomic, boundary
 from kit.errors import ConfigError, InputError, Location
 from kit.registry.fetch import verify_present
 from kit.registry.sources import REPO_ROOT
@@ -171,7 +171,7 @@ def read_output(path: Path) -> pd.DataFrame:
             "table not found (run `kit reproduce run` first)",
             where=Location(str(path)),
         )
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+    return boundary.read_csv(path, dtype=str, keep_default_na=False)
 
 
 def verify(

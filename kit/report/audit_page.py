@@ -93,7 +93,24 @@ def _depends(summary: Mapping[str, Any]) -> str:
         f"{c['n_cal']}); calibration <b>{_e(cal['source'])}</b> (sha256 "
         f"{_e(cal['sha256'][:16])}…) — {_e(cal['construction'])}{warn}; L2 labels yes &ge; "
         f"{_num(rule['yes_at'], 2)}, partial &ge; {_num(rule['partial_at'], 2)}; corpus "
-        f"{_e(summary['corpus']['name'])} ({summary['corpus']['n_papers']} papers).</p>"
+        f"{_e(summary['corpus']['name'])} ({summary['corpus']['n_papers']} papers){_coverage(summary)}.</p>"
+    )
+
+
+def _coverage(summary: Mapping[str, Any]) -> str:
+    """Each corpus's declared coverage: notfound only inside a complete one, else unchecked."""
+    parts = [
+        f"{c['name']}: {cov['scheme']} {cov['kind']}"
+        + (f" {cov['lo']}..{cov['hi']}" if cov["kind"] == "complete" else "")
+        + f" ({cov['statement']})"
+        for c in summary["corpus"].get("corpora", [])
+        for cov in c["coverage"]
+    ]
+    if not parts:
+        return ""
+    return (
+        "; declared coverage (an identifier absent from a sample is <b>unchecked</b>, never "
+        "fabricated): " + _e("; ".join(parts))
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit import boundary
 from kit.guard import conformal
 from kit.guard.calibration import load_calibration
 
@@ -186,13 +187,12 @@ def pubmedqa_scores(
     raw: Path, verifier_dir: Path | None = None, n: int = PUBMEDQA_N, seed: int = PUBMEDQA_SEED
 ) -> tuple[pd.DataFrame, dict[str, Any], list[Any]]:
     """Build the construction-labelled pairs and score them with the default verifier."""
-    import json
     import tempfile
 
     from kit.guard.pairs import build_pairs, items_from_pqal
     from kit.registry.fetch import raw_path
 
-    items = items_from_pqal(json.loads(raw_path(PUBMEDQA, raw).read_text()))
+    items = items_from_pqal(boundary.read_json(raw_path(PUBMEDQA, raw)))
     pairs, meta = build_pairs(items, n, np.random.default_rng(seed))
     with tempfile.TemporaryDirectory() as tmp:
         v = _verifier(verifier_dir, Path(tmp))
@@ -398,14 +398,13 @@ def pubmedqa_fp32_vs_int8(
     construction-labelled negatives. Reports AUC of each and, at each target catch rate, the
     flag rate on supported pairs (review cost) with a paired bootstrap CI of the difference.
     """
-    import json
     import tempfile
 
     from kit.guard.pairs import build_pairs, items_from_pqal
     from kit.registry.fetch import raw_path
     from kit.stats.roc import matched_catch_comparison, roc_auc
 
-    items = items_from_pqal(json.loads(raw_path(PUBMEDQA, raw).read_text()))
+    items = items_from_pqal(boundary.read_json(raw_path(PUBMEDQA, raw)))
     pairs, _ = build_pairs(items, n, np.random.default_rng(seed))
     pairs = pairs[pairs["pair_type"].isin(["positive", "mesh", "bm25"])].reset_index(drop=True)
     scores = {}

@@ -10,11 +10,12 @@ similarity bi-encoder's AUC on the same pairs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from kit import boundary
 
 HUMAN = {
     "scifact": "human (experts)",
@@ -32,7 +33,7 @@ def _auc(entry: dict[str, Any] | None, key: str) -> float | None:
 
 def verifier_validation(raw: Path, verifier_nli_dir: Path) -> dict[str, pd.DataFrame]:
     """The card's validation table (``raw`` is unused: the card names its data by sha256)."""
-    card = json.loads((Path(verifier_nli_dir) / "card.json").read_text())
+    card = boundary.read_json(Path(verifier_nli_dir) / "card.json", allow_non_finite=True)
     extra = card["extra"]
     val = extra["validation"]
     rows = []

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kit.corpus.identifiers import canonical
 from kit.grade.runs import Citation, RunClaim
 from kit.guard.citations import author_year_key, identifier_ref, parse_answer
 
@@ -79,13 +80,13 @@ def identifiers_in(text: str) -> list[tuple[str, str]]:
 def to_citation(ident: str, scheme: str) -> Citation | None:
     """The audit's typed identifier for ``ident`` read in ``scheme``; None when a PMID or NCT id
     does not look like one (the reader reports it)."""
-    if scheme == "pmid":
-        m = re.fullmatch(r"(?:PMID\s*[:#]?\s*)?(\d{1,9})", ident.strip(), re.I)
-        return Citation("PMID", m.group(1)) if m else None
-    if scheme == "nct":
-        m = re.fullmatch(r"NCT\d{8}", ident.strip(), re.I)
-        return Citation("NCT", ident.strip().upper()) if m else None
-    return Citation(SCHEME_ID_TYPE[scheme], ident.strip())
+    id_type = SCHEME_ID_TYPE[scheme]
+    if id_type == "OTHER":
+        return Citation("OTHER", ident.strip())
+    got = canonical(ident, default_scheme=id_type)  # one canonical form (kit.corpus)
+    if got is None or (id_type in ("PMID", "NCT") and got.scheme != id_type):
+        return None
+    return Citation(got.scheme, got.value, got.version)
 
 
 def split_reference_section(answer: str) -> tuple[str, list[Reference]]:
@@ -141,11 +142,8 @@ def marker_citation(ref: str, style: str, index: dict[str, Citation | None]) -> 
         return index[ref]
     if style in ("numeric", "author-year"):
         return None
-    if ref.startswith("PMID:"):
-        return Citation("PMID", ref[5:])
-    if ref.startswith("DOI:"):
-        return Citation("DOI", ref[4:])
-    return Citation("PMCID" if ref.upper().startswith("PMC") else "NCT", ref)
+    got = canonical(ref)
+    return None if got is None else Citation(got.scheme, got.value, got.version)
 
 
 def claims_from_answer(

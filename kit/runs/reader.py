@@ -9,11 +9,11 @@ naming file, line and field (the CLI's exit 2) -- or, with ``on_error="skip"``, 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit import boundary
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.runs import DEFAULT_MAX_ANSWER_CHARS, AgentRun, run_from_dict
 
@@ -51,12 +51,6 @@ class RunsRead:
     skipped: tuple[Skip, ...]
 
 
-def file_lines(path: Path) -> list[bytes]:
-    if not path.is_file():
-        raise InputError("missing_file", "file not found", where=Location(str(path)))
-    return path.read_bytes().split(b"\n")
-
-
 def read_runs(
     path: str | Path,
     max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS,
@@ -65,10 +59,12 @@ def read_runs(
     """Read an agent-runs JSONL file: each line a v1 record (``schemas/json/agent_run.schema.json``)
     or a v2 record (``agent_run.v2.schema.json``, a line with ``format_version``), in any mix.
 
-    Blank lines are ignored. Non-UTF-8 bytes, invalid JSON, a missing or ill-typed field, an
+    Blank lines are ignored. Non-UTF-8 bytes, invalid JSON, NaN/Infinity anywhere, nesting
+    deeper than :data:`kit.boundary.MAX_DEPTH`, a missing or ill-typed field, an
     answer over ``max_answer_chars`` and a duplicate ``run_id`` are each an error naming the
     line and field (``on_error="raise"``) or a counted skip (``on_error="skip"``; the first
-    occurrence of a duplicated run_id is kept, later ones skipped).
+    occurrence of a duplicated run_id is kept, later ones skipped). A file without a single
+    record (empty, or blank lines only) is refused naming the file.
     """
     if on_error not in ("raise", "skip"):
         raise ConfigError("bad_parameter", f"on_error must be 'raise' or 'skip'; got {on_error!r}")
@@ -77,26 +73,11 @@ def read_runs(
     runs: list[AgentRun] = []
     skipped: list[Skip] = []
     seen: dict[str, int] = {}
-    for i, raw in enumerate(file_lines(p), start=1):
+    for i, raw in enumerate(boundary.file_lines(p), start=1):
         if not raw.strip():
             continue
         try:
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    "not_utf8",
-                    f"not UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start})",
-                    where=Location(src, i, "<line>"),
-                ) from None
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    "bad_json",
-                    f"not valid JSON: {exc.msg} (char {exc.pos})",
-                    where=Location(src, i, "<line>"),
-                ) from None
+            obj = boundary.parse_json_line(raw, src, i)
             run = run_from_record(obj, src, i, max_answer_chars)
             if run.run_id in seen:
                 raise InputError(
@@ -111,4 +92,6 @@ def read_runs(
             continue
         seen[run.run_id] = i
         runs.append(run)
+    if not runs and not skipped:
+        raise InputError("empty_file", "no run in the file (only blank lines)", where=Location(src))
     return RunsRead(src, tuple(runs), tuple(skipped))

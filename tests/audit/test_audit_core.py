@@ -97,3 +97,22 @@ def test_json_clean() -> None:
         "a": None,
         "b": [2, 1.5],
     }
+
+
+def test_corpus_index_best_other_matches_the_rank_bm25_reference() -> None:
+    from kit.guard.reattribute import bm25_rank
+
+    texts = {
+        "1": "aspirin reduces stroke risk in adults",
+        "2": "aspirin and bleeding risk",
+        "3": "statins reduce cholesterol",
+        "4": "aspirin reduces stroke risk in adults",  # ties with 1
+        "5": "",
+    }
+    index = core.CorpusIndex.build(texts)
+    assert index.ids == ("1", "2", "3", "4")
+    for query in ("aspirin stroke", "cholesterol", "bleeding aspirin", "unknown words"):
+        for exclude in ("1", "2", "3", "x"):
+            want = bm25_rank(query, texts, {exclude})[0][0]
+            assert index.best_other(query, exclude) == want, (query, exclude)
+    assert index.best_other("the of", "1") is None  # no content token

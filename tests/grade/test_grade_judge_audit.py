@@ -174,12 +174,15 @@ def test_catalog_resolver(grade_catalog: Path, tmp_path: Path) -> None:
     res = catalog_resolvers(grade_catalog)
     assert set(res) == {"PMID"} and "NCT" not in CORPORA  # NCT: no corpus yet -> unchecked
     got = res["PMID"].resolve(["21645374", "99999999"])
-    assert got == {"21645374": "found", "99999999": "notfound"}
+    # PubMedQA is declared a sample of PubMed: an absent PMID is unchecked, never fabricated
+    assert {v: (r.status, r.corpus) for v, r in got.items()} == {
+        "21645374": ("found", "pubmedqa"),
+        "99999999": ("unchecked", ""),
+    }
     broken = tmp_path / "broken.duckdb"
     broken.write_bytes(b"not a database")
-    assert CatalogResolver(broken, CORPORA["PMID"]).resolve(["21645374"]) == {
-        "21645374": "transient"
-    }
+    got = CatalogResolver(broken, CORPORA["PMID"]).resolve(["21645374"])
+    assert {v: r.status for v, r in got.items()} == {"21645374": "transient"}
     cites = pd.DataFrame(
         [
             {

@@ -91,7 +91,7 @@ def test_bad_json_non_utf8_duplicate_and_huge(tmp_path: Path) -> None:
     assert [r.run_id for r in res.runs] == ["r1"]
     assert [(s.line, s.reason) for s in res.skipped] == [
         (2, "bad_json"),
-        (3, "not_utf8"),
+        (3, "bad_encoding"),
         (4, "duplicate_run_id"),
         (5, "answer_too_large"),
     ]
@@ -120,3 +120,30 @@ def test_parse_citation() -> None:
     assert parse_citation("PMID:21645374") == Citation("PMID", "21645374")
     assert parse_citation("NCT01234567") == Citation("NCT", "NCT01234567")
     assert parse_citation("NCT123") is None and parse_citation("21645374") is None
+
+
+def test_citations_in_any_identifier_scheme(tmp_path: Path) -> None:
+    cited = [
+        "PMID:123",
+        "https://doi.org/10.1056/NEJMoa2007764",
+        "PMC5101",
+        "arXiv:2101.00001v2",
+        "nct01234567",
+        "https://example.org/paper",
+    ]
+    p = _write(tmp_path, [{**GOOD, "cited": cited}])
+    run = read_runs(p).runs[0]
+    assert [(c.id_type, c.value) for c in run.cited] == [
+        ("PMID", "123"),
+        ("DOI", "10.1056/nejmoa2007764"),
+        ("PMCID", "PMC5101"),
+        ("ARXIV", "2101.00001"),
+        ("NCT", "NCT01234567"),
+        ("URL", "https://example.org/paper"),
+    ]
+    assert run.cited[3] == Citation("ARXIV", "2101.00001", 2) and run.cited[3].label == (
+        "arXiv:2101.00001v2"
+    )
+    assert parse_citation(run.cited[1].label) == run.cited[1]  # labels read back
+    validator = jsonschema.Draft202012Validator(load_json_schema("agent_run"))
+    assert not list(validator.iter_errors({**GOOD, "cited": cited}))

@@ -101,7 +101,7 @@ def test_bad_csv_names_file_row_column(tmp_path: Path, content: str, needles: li
 def test_bad_jsonl_and_parquet(tmp_path: Path) -> None:
     p = tmp_path / "p.jsonl"
     p.write_text('{"claim": "A", "passage": "B"}\nnot json\n')
-    with pytest.raises(InputError, match=r"p.jsonl, row 2: not valid JSON"):
+    with pytest.raises(InputError, match=r"p.jsonl, row 2, column '1': not valid JSON"):
         read_pair_table(p)
     p.write_text('{"claim": "A", "passage": "B"}\n{"claim": 5, "passage": "B"}\n')
     with pytest.raises(InputError) as exc:
@@ -109,7 +109,7 @@ def test_bad_jsonl_and_parquet(tmp_path: Path) -> None:
     assert "row 2, column 'claim': expected text" in exc.value.render()
     q = tmp_path / "p.parquet"
     q.write_bytes(b"not a parquet file")
-    with pytest.raises(InputError, match="not a readable parquet"):
+    with pytest.raises(InputError, match="not a Parquet file"):
         read_pair_table(q)
     with pytest.raises(InputError, match="file not found"):
         read_pair_table(tmp_path / "absent.csv")

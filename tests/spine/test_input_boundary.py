@@ -154,3 +154,87 @@ def test_missing_key_column_is_exit_2_not_a_crash(tmp_path: Path) -> None:
     path.write_text(SCORES.replace("task_id", "task"))
     code, out = run("schema", "validate", str(path), "--schema", "scores")
     assert code == 2 and "column 'task_id': missing" in out
+
+
+# ---- every reader through the boundary (issue 20, item 1, second slice)
+
+# the first run of examples/grade/runs.jsonl (wall_time_s 14.2)
+RUN = json.loads(
+    (Path(__file__).resolve().parents[2] / "examples" / "grade" / "runs.jsonl")
+    .read_text()
+    .splitlines()[0]
+)
+
+
+def _runs(tmp: Path, *lines: bytes) -> Path:
+    path = tmp / "runs.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def test_infinity_in_wall_time_is_refused_naming_file_line_and_field(tmp_path: Path) -> None:
+    good = json.dumps(RUN).encode()
+    for bad in (b"Infinity", b"-Infinity", b"NaN", b"1e400"):
+        path = _runs(tmp_path, good, good.replace(b"14.2", bad).replace(b'"r1"', b'"r2"'))
+        code, out = run("grade", "runs", str(path), "--out", str(tmp_path / "o.csv"))
+        assert code == 2, out
+        assert "runs.jsonl, row 2, column 'wall_time_s'" in out and "non-finite" in out, out
+        assert not (tmp_path / "o.csv").exists()
+
+
+def test_deep_utf16_bad_byte_and_empty_runs_files_are_refused(tmp_path: Path) -> None:
+    good = json.dumps(RUN).encode()
+    deep = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    cases = {
+        "too_deep": _runs(tmp_path, good, deep).read_bytes(),
+        "UTF-16": (good + b"\n").decode().encode("utf-16"),
+        "0xff": good.replace(b'"model-a"', b'"\xff"'),
+        "no run in the file": b"\n  \n",
+    }
+    for needle, data in cases.items():
+        path = tmp_path / "runs.jsonl"
+        path.write_bytes(data)
+        for argv in (
+            ["grade", "runs", str(path)],
+            ["audit", str(path), "--out", str(tmp_path / "a")],
+        ):
+            code, out = run(*argv)
+            assert code == 2 and needle in out and "runs.jsonl" in out, (argv, out)
+        assert not (tmp_path / "a").exists()
+
+
+def test_json_field_paths_and_big_numbers() -> None:
+    with pytest.raises(InputError) as exc:
+        boundary.parse_json('{"a": {"b": [1, 2, 1e999]}}', "x.json")
+    assert exc.value.where.column == "a.b[2]"
+    assert boundary.parse_json("[1e308]", "x.json") == [1e308]
+    assert boundary.parse_json('{"m": NaN}', "card.json", allow_non_finite=True)["m"] != 0
+
+
+def test_yaml_non_finite_values_are_refused_naming_the_key(tmp_path: Path) -> None:
+    scores = tmp_path / "scores.csv"
+    scores.write_text(SCORES)
+    design = tmp_path / "design.yaml"
+    for word in (".nan", ".inf", "-.inf"):
+        design.write_text(f"alpha: {word}\n")
+        code, out = _certify(tmp_path, scores, design)
+        assert code == 2 and "design.yaml" in out and "column 'alpha'" in out, out
+        assert not (tmp_path / "out").exists()
+
+
+def test_inf_in_a_finite_input_column_is_refused_but_theory_constants_may_be_inf(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text("system,task_id,x,y\nA,t1,0.1,0.2\nA,t2,inf,0.3\nA,t3,0.2,0.1\n")
+    code, out = run("theory", "lm", str(runs))
+    assert code == 2 and "runs.csv, row 3, column 'x'" in out and "notin" in out, out
+    stages = Path(__file__).resolve().parents[2] / "examples" / "theory" / "stages_zero_inf.csv"
+    code, out = run("theory", "compose", str(stages), "--eps0", "0.05")
+    assert code == 0, out
+
+
+def test_jsonl_with_a_utf8_bom_is_read(tmp_path: Path) -> None:
+    path = _runs(tmp_path, b"\xef\xbb\xbf" + json.dumps(RUN).encode())
+    code, out = run("grade", "runs", str(path))
+    assert code == 0 and "r1" in out, out

@@ -1,0 +1,49 @@
+"""A progress display on stderr shared by long commands (audit runs, corpus ingestion)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Progress:
+    """Progress on stderr: a rich bar on a terminal, else a line every ~10% of ``total``."""
+
+    total: int
+    enabled: bool
+    label: str = "audit"
+    unit: str = "runs"
+    done: int = 0
+    _bar: Any = None
+    _task: Any = None
+    _last: int = -1
+
+    def __enter__(self) -> Progress:
+        if self.enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress(console=Console(stderr=True), transient=True)
+            self._task = self._bar.add_task(f"{self.label}: {self.unit}", total=self.total)
+            self._bar.start()
+        return self
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+        elif self.enabled and self.total:
+            decile = int(10 * self.done / self.total)
+            if decile != self._last:
+                self._last = decile
+                print(
+                    f"{self.label}: {self.done}/{self.total} {self.unit}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
