@@ -16,7 +16,12 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic, boundary
-from kit.commands.options import raw_option, score_store_options, score_store_root
+from kit.commands.options import (
+    engine_options,
+    raw_option,
+    score_store_options,
+    score_store_root,
+)
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError, InputError, Location
 from kit.report.tables import to_csv
@@ -374,6 +379,7 @@ def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Pat
 )
 @verifier_options
 @score_store_options
+@engine_options
 @sealed_file("out", kind="guard-score")
 def score_cmd(
     pairs: Path,
@@ -385,6 +391,9 @@ def score_cmd(
     batch_size: int,
     cache_dir: Path,
     no_cache: bool,
+    engine: str,
+    ray_address: str | None,
+    ray_workers: int | None,
 ) -> None:
     """Score any pair table with a verifier: one `score` per pair, keyed by pair_id.
 
@@ -395,14 +404,18 @@ def score_cmd(
     p_contradiction (named after the card's labels). Prints AUC per negative pair type when
     the table is labelled. A PubMedQA table from `kit guard pairs` scores as before, and the
     result is usable as --calibration for `kit guard tau` and `kit guard run`. Scores are read
-    from and added to the shared score store (--cache-dir), as `kit audit` does.
+    from and added to the shared score store (--cache-dir), as `kit audit` does. With
+    --engine ray the store's misses are scored on a Ray cluster (docs/scale.md); the scores
+    are the same bytes as with the default --engine local.
 
     \b
     Example:
       kit guard score data/guard/pairs.csv --verifier minilm-nli --out scores.csv
       kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
+      kit guard score pairs.csv --engine ray --ray-address HEAD:6379 --out scores.csv
     """
     from kit.guard.pairtable import read_pair_table, score_pairs, table_format, write_pair_table
+    from kit.guard.ray_engine import scoring_engine
     from kit.guard.score_store import open_scorer
     from kit.guard.verifier import load_verifier
 
@@ -419,7 +432,8 @@ def score_cmd(
         raise ConfigError("bad_parameter", f"no pairs left after --keep-types {keep_types!r}")
     v = load_verifier(verifier, variant, device, batch_size, progress=True)
     stored = open_scorer(v, score_store_root(cache_dir, no_cache), device)
-    scored = score_pairs(stored, frame)
+    with scoring_engine(engine, v, ray_address, ray_workers, device):
+        scored = score_pairs(stored, frame)
     stored.flush()
     scored = validate_frame(scored.reset_index(drop=True), "guard_pair_scores", str(out))
     write_pair_table(scored, out)

@@ -52,3 +52,31 @@ def score_store_options(f: Callable[..., None]) -> Callable[..., None]:
 def score_store_root(cache_dir: Path, no_cache: bool) -> Path | None:
     """The store folder the command uses (None with --no-cache)."""
     return None if no_cache else cache_dir
+
+
+def engine_options(f: Callable[..., None]) -> Callable[..., None]:
+    """--engine local|ray, --ray-address ADDR, --ray-workers N (docs/scale.md)."""
+    from kit.guard.ray_engine import ENGINES
+
+    f = click.option(
+        "--ray-workers",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Ray actors scoring in parallel (each one CPU and one model load); default: the "
+        "cluster's CPUs.",
+    )(f)
+    f = click.option(
+        "--ray-address",
+        default=None,
+        help="With --engine ray: the cluster to use (HOST:6379 as `ray start --head` prints, "
+        "'auto', or ray://HOST:10001); default: RAY_ADDRESS if set, else a Ray started on "
+        "this machine.",
+    )(f)
+    return click.option(
+        "--engine",
+        type=click.Choice(ENGINES),
+        default="local",
+        show_default=True,
+        help="Where the verifier's model runs: this process, or a Ray cluster (the 'ray' extra); "
+        "scores are the same bytes either way.",
+    )(f)

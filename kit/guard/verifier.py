@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -130,15 +130,18 @@ def providers_for(device: str) -> list[str]:
     raise ConfigError("bad_parameter", f"device must be 'cpu' or 'cuda'; got {device!r}")
 
 
-def make_session(path: Path, device: str = "cpu", threads: int = 0) -> Any:
+def make_session(model: Path | bytes, device: str = "cpu", threads: int = 0) -> Any:
+    """An onnxruntime session of an ONNX file (or of its bytes, as a Ray worker gets them)."""
     import onnxruntime as ort
 
-    if not Path(path).is_file():
-        raise InputError("missing_file", "ONNX model not found", where=Location(str(path)))
+    if not isinstance(model, bytes):
+        if not Path(model).is_file():
+            raise InputError("missing_file", "ONNX model not found", where=Location(str(model)))
+        model = str(model)  # type: ignore[assignment]
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.log_severity_level = 3
-    return ort.InferenceSession(str(path), sess_options=opts, providers=providers_for(device))
+    return ort.InferenceSession(model, sess_options=opts, providers=providers_for(device))
 
 
 def _text_key(text: str) -> str:
@@ -193,6 +196,25 @@ def best_window(
     return s, best
 
 
+class Runner(Protocol):
+    """Runs the ONNX graph on a stream of model batches (feeds), yielding the first output of
+    each, in order. The verifier tokenizes, batches and reduces; a runner only runs the graph,
+    so every engine sees the very same batches (kit.guard.ray_engine runs them on a cluster)."""
+
+    def run(self, feeds: Iterable[dict[str, np.ndarray]]) -> Iterator[np.ndarray]: ...
+
+
+@dataclass
+class LocalRunner:
+    """The default runner: this process's onnxruntime session, one batch after another."""
+
+    session: Any
+
+    def run(self, feeds: Iterable[dict[str, np.ndarray]]) -> Iterator[np.ndarray]:
+        for feed in feeds:
+            yield self.session.run(None, feed)[0]
+
+
 class _WindowedVerifier:
     """Shared plumbing: windows per passage, batching, progress bar, max over windows."""
 
@@ -210,7 +232,9 @@ class _WindowedVerifier:
         from tokenizers import Tokenizer
 
         self.card = card
+        self.model_path = Path(model_path)
         self.session = make_session(model_path, device, threads)
+        self.runner: Runner = LocalRunner(self.session)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.batch_size = batch_size
         self.window = window
@@ -289,15 +313,18 @@ class OnnxBiEncoder(_WindowedVerifier):
         )
         # sort by length so each batch pads to a similar length (faster, deterministic batches)
         todo.sort(key=lambda kv: (len(kv[1]), kv[0]))
-        n_batches = (len(todo) + self.batch_size - 1) // self.batch_size
-        with _Bar(n_batches, self.progress and n_batches > 4, "embedding") as bar:
-            for b in range(0, len(todo), self.batch_size):
-                chunk = todo[b : b + self.batch_size]
+        chunks = [todo[b : b + self.batch_size] for b in range(0, len(todo), self.batch_size)]
+
+        def feeds() -> Iterator[dict[str, np.ndarray]]:
+            for chunk in chunks:
                 enc = self.tokenizer.encode_batch([t for _, t in chunk])
                 ids = np.array([e.ids for e in enc], dtype=np.int64)
                 mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
                 self.tokens_seen += int(mask.sum())
-                (emb,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask})
+                yield {"input_ids": ids, "attention_mask": mask}
+
+        with _Bar(len(chunks), self.progress and len(chunks) > 4, "embedding") as bar:
+            for chunk, emb in zip(chunks, self.runner.run(feeds()), strict=True):
                 for (k, _), v in zip(chunk, emb, strict=True):
                     self._cache[k] = v
                 bar.update(1)
@@ -377,16 +404,16 @@ class OnnxCrossEncoder(_WindowedVerifier):
         )
         # similar lengths share a batch: less padding, same result (each row is independent)
         todo.sort(key=lambda kv: (len(kv[1][0]) + len(kv[1][1]), kv[0]))
-        n_batches = (len(todo) + self.batch_size - 1) // self.batch_size
-        with _Bar(n_batches, self.progress and n_batches > 4, "cross-encoding") as bar:
-            for b in range(0, len(todo), self.batch_size):
-                chunk = todo[b : b + self.batch_size]
-                enc = self.tokenizer.encode_batch([pair for _, pair in chunk])
-                feed = pair_feed(enc)
-                (logits,) = self.session.run(
-                    None, {k: v for k, v in feed.items() if k in self.inputs}
-                )
-                logits = np.asarray(logits, dtype=np.float64)
+        chunks = [todo[b : b + self.batch_size] for b in range(0, len(todo), self.batch_size)]
+
+        def feeds() -> Iterator[dict[str, np.ndarray]]:
+            for chunk in chunks:
+                feed = pair_feed(self.tokenizer.encode_batch([pair for _, pair in chunk]))
+                yield {k: v for k, v in feed.items() if k in self.inputs}
+
+        with _Bar(len(chunks), self.progress and len(chunks) > 4, "cross-encoding") as bar:
+            for chunk, out in zip(chunks, self.runner.run(feeds()), strict=True):
+                logits = np.asarray(out, dtype=np.float64)
                 if logits.ndim != 2 or logits.shape[1] not in (1, len(self.labels)):
                     raise ConfigError(
                         "bad_model",
