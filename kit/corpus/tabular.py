@@ -22,18 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from kit.corpus.document import Document
-from kit.corpus.identifiers import canonical
+from kit.corpus.identifiers import SCHEMES, canonical
 from kit.errors import ConfigError, InputError, Location
 
 TEXT_FIELDS = ("title", "text", "journal", "year")
-ALIAS_FIELDS = {
-    "pmid": "PMID",
-    "pmcid": "PMCID",
-    "doi": "DOI",
-    "arxiv": "ARXIV",
-    "nct": "NCT",
-    "url": "URL",
-}
+ALIAS_FIELDS = {s.lower(): s for s in SCHEMES}
 CHUNK_ROWS = 50_000
 TABLE_SUFFIXES = (".jsonl", ".parquet", ".csv")
 

@@ -117,6 +117,18 @@ def _fail(source: str, line: int, column: str, message: str, reason: str = "bad_
     raise InputError(reason, message, where=Location(source, line, column))
 
 
+def check_answer_size(answer: str, source: str, line: int, max_answer_chars: int) -> None:
+    """Refuse an answer over the size cap (both run-format versions)."""
+    if len(answer) > max_answer_chars:
+        _fail(
+            source,
+            line,
+            "answer",
+            f"answer has {len(answer)} characters, over the cap of {max_answer_chars}",
+            "answer_too_large",
+        )
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -149,14 +161,7 @@ def run_from_dict(
         _fail(
             source, line, "answer", f"expected a string (may be empty), got {type(answer).__name__}"
         )
-    if len(answer) > max_answer_chars:
-        _fail(
-            source,
-            line,
-            "answer",
-            f"answer has {len(answer)} characters, over the cap of {max_answer_chars}",
-            "answer_too_large",
-        )
+    check_answer_size(answer, source, line, max_answer_chars)
     cited_raw = obj["cited"]
     if not isinstance(cited_raw, list):
         _fail(source, line, "cited", "expected a list of identifiers")

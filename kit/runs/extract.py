@@ -16,19 +16,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kit.corpus.identifiers import canonical
+from kit.corpus.identifiers import SCHEMES, canonical
 from kit.grade.runs import Citation, RunClaim
 from kit.guard.citations import author_year_key, identifier_ref, parse_answer
 
-SCHEME_ID_TYPE = {
-    "pmid": "PMID",
-    "pmcid": "PMCID",
-    "doi": "DOI",
-    "arxiv": "ARXIV",
-    "nct": "NCT",
-    "url": "URL",
-    "other": "OTHER",
-}
+SCHEME_ID_TYPE = {s.lower(): s for s in SCHEMES} | {"other": "OTHER"}
 MARKERS = ("auto", "numeric", "identifiers", "author-year", "none")
 
 _HEADING = re.compile(

@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from kit.errors import InputError, Location
-from kit.grade.runs import DEFAULT_MAX_ANSWER_CHARS, AgentRun, Citation, RunClaim, ToolCall
+from kit.grade.runs import (
+    DEFAULT_MAX_ANSWER_CHARS,
+    AgentRun,
+    Citation,
+    RunClaim,
+    ToolCall,
+    check_answer_size,
+)
 from kit.guard.citations import identifier_ref
 from kit.runs.extract import (
     claims_from_answer,
@@ -83,14 +90,7 @@ def run_v2_from_dict(
     """Validate one v2 record and return it as an :class:`AgentRun` (``format_version=2``)."""
     _schema_check(obj, source, line)
     answer = obj["answer"]
-    if len(answer) > max_answer_chars:
-        _fail(
-            source,
-            line,
-            "answer",
-            f"answer has {len(answer)} characters, over the cap of {max_answer_chars}",
-            "answer_too_large",
-        )
+    check_answer_size(answer, source, line, max_answer_chars)
     listed: list[tuple[str, str, str | None]] = []
     cited: list[Citation] = []
     for i, c in enumerate(obj.get("citations", [])):
