@@ -201,16 +201,23 @@ def validate_frame(
 def read_csv(path: str | os.PathLike[str], name: str) -> pd.DataFrame:
     """Read a CSV as text and validate it against schema ``name``."""
     p = Path(path)
-    frame = boundary.read_csv(p, dtype=str, keep_default_na=False, na_values=NA_VALUES)
-    return validate_frame(frame, name, str(p))
+    return validate_frame(read_frame(p), name, str(p))
+
+
+def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A table in CSV (as text, cells in ``NA_VALUES`` null) or Parquet (by suffix), NOT yet
+    validated: for a reader that must see the columns to choose the schema (then
+    :func:`validate_frame`)."""
+    p = Path(path)
+    if p.suffix.lower() in {".parquet", ".pq"}:
+        return boundary.read_parquet(p)
+    return boundary.read_csv(p, dtype=str, keep_default_na=False, na_values=NA_VALUES)
 
 
 def read_table(path: str | os.PathLike[str], name: str) -> pd.DataFrame:
     """Read a table in CSV or Parquet (by suffix) and validate it against schema ``name``."""
     p = Path(path)
-    if p.suffix.lower() in {".parquet", ".pq"}:
-        return validate_frame(boundary.read_parquet(p), name, str(p))
-    return read_csv(p, name)
+    return validate_frame(read_frame(p), name, str(p))
 
 
 # --- JSON artifacts -------------------------------------------------------------------------

@@ -11,6 +11,10 @@ Terms of Eq. (3) vanish when the corresponding condition is exactly matched (App
 same channel (length_view) -> no continuation term; same protocol (entry_condition) -> no
 protocol term. All three matched -> exact, radius 0, admissible whatever the tolerance (the
 paper's leaderboard, Section 6.1). A backbone change in a scaffold window has no finite radius.
+
+A design with ``admissibility: assumed`` (a score table without entry metadata, where nothing
+can be tested) admits every pair by the user's assertion instead: :func:`admit_assumed`, radius 0
+as for an exactly matched pair, reason ``admissibility_assumed``.
 """
 
 from __future__ import annotations
@@ -92,6 +96,17 @@ def admit(a: str, b: str, readout: str, cond: PairConditions, design: Design) ->
     if radius > fair:
         return Admission(False, radius, fair, "radius_exceeds_tolerance")
     return Admission(True, radius, fair, "within_tolerance")
+
+
+ASSUMED_REASON = "admissibility_assumed"
+
+
+def admit_assumed(readout: str, design: Design) -> Admission:
+    """The user's assertion (``admissibility: assumed``) for one (pair, readout): admitted as if
+    exactly matched (eps_outside = 0), reason ``admissibility_assumed``. Nothing is tested: the
+    score table carries no entry metadata to test against."""
+    eps_fair = design.tolerance.get(readout)
+    return Admission(True, 0.0, math.nan if eps_fair is None else float(eps_fair), ASSUMED_REASON)
 
 
 def _const(value: float | None, default: float) -> float:

@@ -30,6 +30,13 @@ FAIR_MAX = 0.5  # Definition 1: 0 < eps_fair < 0.5 (0.5 or more on a [0, 1] scor
 # own family at alpha, and a reader of several readouts' verdicts is not protected.
 MULTIPLICITY = ("pairs_x_readouts", "pairs")
 DEFAULT_MULTIPLICITY = "pairs_x_readouts"
+# How admissibility (Definition 1) is decided (``admissibility:``). "tested" (default): from the
+# entry metadata of the score table (entry_hash, backbone, entry_condition, length_view); a table
+# without them is refused. "assumed": the user asserts every pair admissible and exactly matched
+# (eps_outside = 0) for a table that cannot show it (a plain task_id,system,score table); every
+# verdict then carries ASSUMED_LABEL (pairs.csv, the kit certify summary, the board page).
+ADMISSIBILITY = ("tested", "assumed")
+ASSUMED_LABEL = "admissibility assumed by the user"
 
 
 def family_description(multiplicity: str, n_pairs: int, n_readouts: int) -> str:
@@ -84,6 +91,7 @@ class Design:
     inference: str = DEFAULT_INFERENCE  # small-sample method of the radius (certify/inference.py)
     inference_draws: int = DEFAULT_DRAWS  # sign vectors of "signflip" when 2^K > draws
     inference_seed: int = 0  # seed of those random sign vectors (deterministic verdicts)
+    admissibility: str = "tested"  # "assumed": every pair admitted unseen (ADMISSIBILITY above)
     source: str = "design"  # the design file, named by every error about the design
 
     def pairs(self, systems: list[str]) -> list[tuple[str, str]]:
@@ -201,6 +209,14 @@ def parse_design(raw: Mapping[str, Any], source: str = "design") -> Design:
     check_param(
         "multiplicity", multiplicity, multiplicity in MULTIPLICITY, f"one of {MULTIPLICITY}", source
     )
+    admissibility = str(raw.get("admissibility", "tested"))
+    check_param(
+        "admissibility",
+        admissibility,
+        admissibility in ADMISSIBILITY,
+        f"one of {ADMISSIBILITY}",
+        source,
+    )
     clusters = raw.get("clusters")
     systems_decl = raw.get("systems")
     return Design(
@@ -218,5 +234,6 @@ def parse_design(raw: Mapping[str, Any], source: str = "design") -> Design:
         inference=inference,
         inference_draws=draws,
         inference_seed=int(raw.get("inference_seed", 0)),
+        admissibility=admissibility,
         source=source,
     )

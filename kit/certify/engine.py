@@ -17,13 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kit.certify.admissibility import Admission, PairConditions, admit
+from kit.certify.admissibility import Admission, PairConditions, admit, admit_assumed
 from kit.certify.composite import composite, normalise_quality, normalise_style
 from kit.certify.contrast import decide, mde
-from kit.certify.design import COMPOSITE, Design, family_description
+from kit.certify.design import ASSUMED_LABEL, COMPOSITE, Design, family_description
 from kit.certify.inference import sampling_radius
 from kit.certify.ranks import rank_intervals
-from kit.errors import InputError, Location
+from kit.errors import ConfigError, InputError, Location
 from kit.stats.cluster import ClusterT, naive_t
 
 META = ("entry_hash", "backbone", "entry_condition", "length_view")
@@ -45,7 +45,8 @@ class Board:
     cube: np.ndarray  # (R+1, S, T)
     failed: np.ndarray  # (R+1, S, T) a row exists and failed
     present: np.ndarray  # (R+1, S, T) a row exists
-    meta: Mapping[str, np.ndarray]  # META column -> (S, T) object array (None = no row)
+    meta: Mapping[str, np.ndarray]  # META column -> (S, T) object array (None = no row);
+    # empty under ``admissibility: assumed`` (a table without entry metadata)
     composite_tasks: np.ndarray  # (T,) bool: the common composite task set
 
 
@@ -63,6 +64,7 @@ class Certification:
     n_failed_runs: int  # rows of the score table marked failed (or unscorable)
     n_tasks: int  # tasks of the board
     n_composite_tasks: int  # tasks of the common composite set (every system scored)
+    admissibility: str = "tested"  # Design.admissibility; "assumed": no pair was tested
 
 
 def prepare_board(
@@ -79,11 +81,15 @@ def prepare_board(
     the design's axes that the table lacks or a table readout on none of them, a failed run
     that carries a score (or a run with neither), a table with no pair to compare (one system and no
     declared family), or a degenerate normalisation target (target <= q10_peers,
-    band_hi <= band_lo) in ``targets_source``.
+    band_hi <= band_lo) in ``targets_source``; for a table without the entry metadata columns
+    (``META``) unless the design says ``admissibility: assumed`` (Definition 1 cannot be tested
+    without them), and a :class:`ConfigError` for ``admissibility: assumed`` on a table that has
+    them (the assumption would override what the metadata can decide).
     """
     if frame.empty:
         raise InputError("empty_table", "the score table has no rows", where=Location(source))
     frame = frame.reset_index(drop=True)
+    check_metadata(list(frame.columns), design, source)
     if design.clusters is not None:
         declared = set(design.clusters)
         bad = ~frame["cluster"].isin(declared)
@@ -182,7 +188,7 @@ def prepare_board(
     present[ri, si, ti] = True
 
     meta: dict[str, np.ndarray] = {}
-    for col in META:
+    for col in META if design.admissibility == "tested" else ():
         nunique = frame.groupby(["system", "task_id"], sort=False)[col].nunique()
         if (nunique > 1).any():
             s, t = nunique[nunique > 1].index[0]
@@ -208,6 +214,36 @@ def prepare_board(
         meta=meta,
         composite_tasks=common,
     )
+
+
+def check_metadata(columns: list[str], design: Design, source: str = "") -> None:
+    """Refuse a table whose entry metadata do not fit the design's ``admissibility:``.
+
+    ``tested`` (default) needs every ``META`` column: without them admissibility (Definition 1)
+    cannot be tested, and an untested pair is never certified. ``assumed`` needs a table with
+    none of them: where the metadata exist, they decide.
+    """
+    present = [c for c in META if c in columns]
+    if design.admissibility == "assumed" and present:
+        raise ConfigError(
+            "admissibility_assumed_with_metadata",
+            f"{design.source} says 'admissibility: assumed' but the score table {source} carries "
+            f"entry metadata ({', '.join(present)}): admissibility is tested from them; remove "
+            "'admissibility: assumed' from the design (it is only for tables without metadata)",
+        )
+    missing = [c for c in META if c not in columns]
+    if design.admissibility == "tested" and missing:
+        raise InputError(
+            "admissibility_untestable",
+            f"no entry metadata (missing column(s): {', '.join(missing)}): admissibility "
+            "(Definition 1: may these two systems be compared at all?) cannot be tested, so no "
+            "pair can be certified. Either add the columns entry_hash, backbone, "
+            "entry_condition, length_view to every row (the full format, schemas/scores.yaml; "
+            "docs/certify.md), or declare 'admissibility: assumed' in the design "
+            f"({design.source}) to assume every pair admissible and exactly matched; every "
+            f"verdict then says '{ASSUMED_LABEL}'",
+            where=Location(source),
+        )
 
 
 def _composite_layer(
@@ -350,15 +386,18 @@ def bonferroni_m(n_pairs: int, n_readouts: int, design: Design) -> int:
 def admissions(board: Board, design: Design, fam: _Family) -> list[list[Admission]]:
     """Definition 1 for every (readout, pair); absent systems are left to too_few_tasks."""
     out: list[list[Admission]] = []
+    assumed = design.admissibility == "assumed"
     conds = [
-        pair_conditions(board, int(a), int(b)) if a >= 0 and b >= 0 else None
+        pair_conditions(board, int(a), int(b)) if a >= 0 and b >= 0 and not assumed else None
         for a, b in zip(fam.ia, fam.ib, strict=True)
     ]
     for readout in board.readouts:
         row = []
-        for (a, b), cond in zip(fam.pairs, conds, strict=True):
-            if cond is None:
+        for (a, b), ia, ib, cond in zip(fam.pairs, fam.ia, fam.ib, conds, strict=True):
+            if ia < 0 or ib < 0:
                 row.append(Admission(True, 0.0, math.nan, "system_absent"))
+            elif cond is None:  # admissibility: assumed
+                row.append(admit_assumed(readout, design))
             else:
                 row.append(admit(a, b, readout, cond, design))
         out.append(row)
@@ -491,6 +530,8 @@ def certify_prepared(board: Board, design: Design) -> Certification:
             "family_m": np.full(n_r * n_p, m, dtype=np.int64),
         }
     )
+    if design.admissibility == "assumed":  # every verdict carries the user's assumption
+        pairs["admissibility"] = np.full(n_r * n_p, ASSUMED_LABEL, dtype=object)
     conventional, counts = _conventional(pairs, flat, design, m, ok)
     pairs = blank_undefined(pairs)
     ranks = _ranks(board, pairs)
@@ -506,6 +547,7 @@ def certify_prepared(board: Board, design: Design) -> Certification:
         n_failed_runs=int(board.failed[:-1].sum()),
         n_tasks=len(board.tasks),
         n_composite_tasks=int(board.composite_tasks.sum()),
+        admissibility=design.admissibility,
     )
 
 

@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
-from kit.certify.design import parse_design
+from kit.certify.design import ASSUMED_LABEL, Design, parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, true_differences
 from kit.commands.sealed import sealed_output
 from kit.errors import ConfigError
 from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
-from kit.schema import read_table, read_yaml, validate_frame
+from kit.schema import read_frame, read_table, read_yaml, validate_frame
 
 _path = click.Path(dir_okay=False, path_type=Path)
 
@@ -27,6 +27,27 @@ def _write(frame: pd.DataFrame, schema: str, stem: Path, formats: tuple[str, ...
     write_table(frame, stem, formats, csv_float_fmt=FULL_PRECISION)
 
 
+def read_scores(
+    path: Path, design: Design, cluster_column: str | None = None
+) -> tuple[pd.DataFrame, str, tuple[str, ...]]:
+    """The score table at ``path`` as the engine's long table, its format (``full`` or
+    ``plain``) and notes in words on how a plain table was read (kit.certify.plain)."""
+    from kit.certify.plain import (
+        FULL_SCHEMA,
+        PLAIN_SCHEMA,
+        plain_to_long,
+        score_format,
+        use_cluster_column,
+    )
+
+    raw = use_cluster_column(read_frame(path), cluster_column, str(path))
+    fmt = score_format([str(c) for c in raw.columns])
+    if fmt == "full":
+        return validate_frame(raw, FULL_SCHEMA, str(path)), fmt, ()
+    plain = plain_to_long(validate_frame(raw, PLAIN_SCHEMA, str(path)), str(path), design.clusters)
+    return plain.frame, fmt, plain.notes
+
+
 @click.command("certify")
 @click.argument("scores", type=_path)
 @click.option(
@@ -34,7 +55,14 @@ def _write(frame: pd.DataFrame, schema: str, stem: Path, formats: tuple[str, ...
     "design_path",
     type=_path,
     required=True,
-    help="The declared design YAML (schemas/json/design.schema.json).",
+    help="The declared design YAML (schemas/json/design.schema.json; docs/certify.md). "
+    "Smallest for a plain table: 'admissibility: assumed'.",
+)
+@click.option(
+    "--cluster-column",
+    default=None,
+    help="The column of SCORES that holds each task's cluster, when it is not named 'cluster' "
+    "(a plain table without any cluster column makes each task its own cluster).",
 )
 @click.option(
     "--out",
@@ -95,18 +123,43 @@ def certify(
     seed: int,
     calibration_scope: str,
     figure: bool,
+    cluster_column: str | None,
 ) -> None:
     """Certify every pair of a score table under a declared design (Eq. 4 of the paper).
 
     \b
+    SCORES: a CSV (or Parquet) score table in one of two formats (docs/certify.md):
+    - plain (schemas/scores_plain.yaml): task_id, system, score [, cluster] [, readout];
+      an empty score is a failed run; readout 'score' when absent; no cluster column ->
+      each task is its own cluster. No entry metadata, so admissibility cannot be tested:
+      refused (exit 2) unless DESIGN says 'admissibility: assumed', and then every verdict
+      says "admissibility assumed by the user".
+        task_id,system,score,cluster
+        t01,A,0.81,pubmed
+        t01,B,0.74,pubmed
+        t02,A,,trials          <- failed run
+    - full (schemas/scores.yaml): one row per (task, system, readout) with task_id, cluster,
+      system, readout, score, failed, entry_hash, backbone, entry_condition, length_view;
+      admissibility is tested from the entry metadata (Definition 1).
+        t01,c1,A,synthesis,0.81,false,sha256:9f..,llama-3,fixed_input,matched_length
+    \b
+    DESIGN (--design): YAML declared before any score is read (schemas/json/design.schema.json):
+    alpha, family, tolerance, nuisance constants, clusters, axes, inference, admissibility.
+    Every key is optional. Smallest design for a plain table:
+        admissibility: assumed
+    A full design: examples/certify/design.yaml.
+    \b
     Writes to OUT: pairs.csv, ranks.{csv,md,tex}, conventional.csv, conventional_counts.csv,
     ranks.png, with --null-draws N: calibration.csv, loco.csv, and with --validate N:
     validity.csv (SYNTHETIC boards shaped like the input; `kit report board` shows it).
-    Example: kit certify scores.csv --design examples/certify/design.yaml --out out/ --null-draws 2000
+    \b
+    Examples:
+      kit certify examples/certify/plain_scores.csv --design examples/certify/design_plain.yaml --out cert/
+      kit certify scores.csv --design examples/certify/design.yaml --out out/ --null-draws 2000
     """
     design = parse_design(read_yaml(design_path, "design"), str(design_path))
     click.echo(f"reading {scores}", err=True)
-    frame = read_table(scores, "scores")
+    frame, fmt, notes = read_scores(scores, design, cluster_column)
     targets = read_table(targets_path, "certify_targets") if targets_path else None
     click.echo(f"certifying {len(frame)} rows", err=True)
     result = certify_board(frame, design, targets, str(scores), str(targets_path or ""))
@@ -154,6 +207,14 @@ def certify(
 
         write_rank_figure(result.ranks, out_dir / "ranks.png")
     counts = result.pairs["verdict"].value_counts().sort_index()
+    if fmt == "plain":
+        click.echo(f"plain score table ({scores}): " + "; ".join(notes))
+    if result.admissibility == "assumed":
+        click.echo(
+            f"{ASSUMED_LABEL.capitalize()} ({design_path}: 'admissibility: assumed'): no pair "
+            "was tested against Definition 1; every pair is taken as exactly matched "
+            "(eps_outside = 0), and every verdict below rests on that assumption"
+        )
     click.echo(
         f"{len(result.pairs)} (pair, readout) rows; Bonferroni family: {result.family}, "
         f"m = {result.m}; inference = {result.inference}; "

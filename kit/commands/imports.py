@@ -9,6 +9,7 @@ import pandas as pd
 
 from kit.commands.options import format_option
 from kit.importers.common import ImportSummary
+from kit.importers.jsonl import CITED_SCHEMES
 from kit.report.tables import render
 from kit.schema import validate_frame
 
@@ -37,6 +38,7 @@ def import_group() -> None:
     \b
     kit import inspect-ai logs/ --out runs.jsonl
     kit import lm-eval samples_pubmedqa_2026-01-01T00-00-00.jsonl --model m --out runs.jsonl
+    kit import jsonl runs_raw.jsonl --map run_id=id,task_id=task,model=model,answer=output.text --out runs.jsonl
     kit audit runs.jsonl --out report/
     """
 
@@ -80,3 +82,46 @@ def lm_eval_cmd(
     from kit.importers.lm_eval import import_lm_eval_samples
 
     _print(import_lm_eval_samples(samples, out, model, task, limit), fmt)
+
+
+@import_group.command("jsonl")
+@click.argument("file", type=_file)
+@click.option(
+    "--map",
+    "mapping",
+    required=True,
+    help="TARGET=FIELD.PATH,...: where each run field is on a line. Required targets run_id, "
+    "task_id, model (or --model), answer; optional claims, cited, scores, metadata. Dots for "
+    "nested keys, a number for a list item (answer=output.choices.0.text).",
+)
+@_out
+@click.option("--model", default=None, help="Model name for every line (instead of model=).")
+@click.option(
+    "--cited-scheme",
+    type=click.Choice(CITED_SCHEMES),
+    default=None,
+    help="Scheme of the cited= identifiers [read from each identifier; 'other' if none].",
+)
+@_limit
+@format_option
+def jsonl_cmd(
+    file: Path,
+    mapping: str,
+    out: Path,
+    model: str | None,
+    cited_scheme: str | None,
+    limit: int | None,
+    fmt: str,
+) -> None:
+    """Import any JSON Lines file of runs, one run per line, through a field map.
+
+    The answer becomes the run's answer (claims and citations are read from it unless claims=
+    is mapped); cited= is the run's reference list. No tool calls are imported (runs are
+    written tools_enabled: false). A mapped field missing from a line stops the import naming
+    file, line and field (exit 2). docs/runs.md.
+
+    Example: kit import jsonl raw.jsonl --map run_id=id,task_id=question.id,model=model,answer=output.text,cited=refs --out runs.jsonl
+    """
+    from kit.importers.jsonl import import_jsonl
+
+    _print(import_jsonl(file, out, mapping, model, cited_scheme, limit), fmt)

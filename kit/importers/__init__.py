@@ -2,6 +2,7 @@
 
 * :mod:`kit.importers.inspect_log` -- inspect_ai EvalLogs (``.eval`` and ``.json``).
 * :mod:`kit.importers.lm_eval` -- lm-evaluation-harness ``samples_*.jsonl`` files.
+* :mod:`kit.importers.jsonl` -- any JSON Lines file of runs, through a ``--map`` of field paths.
 * :mod:`kit.importers.common` -- the summary and the (validated, atomic) writer they share.
 
 Each importer returns v2 records as plain dicts; nothing is dropped: a sample the harness

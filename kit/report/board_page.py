@@ -106,6 +106,20 @@ def family_html(pairs: pd.DataFrame) -> str:
     )
 
 
+def assumption_html(pairs: pd.DataFrame) -> str:
+    """The user's admissibility assumption (pairs.csv ``admissibility``, present only when the
+    design said ``admissibility: assumed``), stated above the verdicts it qualifies."""
+    if "admissibility" not in pairs.columns or pairs.empty:
+        return ""
+    labels = sorted(set(pairs["admissibility"].astype(str)))
+    return (
+        f"<p style='background:#fff4e5;border-left:4px solid #b8860b;padding:.4rem .6rem'><b>{_e('; '.join(labels)).capitalize()}</b>: the score table "
+        "carries no entry metadata, so no pair was tested for admissibility (Definition 1); "
+        "every pair is taken as exactly matched (ε_outside = 0) and every verdict below rests "
+        "on that assumption.</p>"
+    )
+
+
 def validity_html(validity: pd.DataFrame | None) -> str:
     """The validity report (validity.csv of ``kit certify --validate N``) as plain sentences."""
     if validity is None or validity.empty:
@@ -145,6 +159,7 @@ def render_board_page(
         "</tr>"
         for r in ranks.sort_values(["rank_lo", "rank_hi", "system"]).to_dict("records")
     )
+    assumed = "admissibility" in pairs.columns
     pair_rows = []
     for p in pairs.to_dict("records"):
         colour, label = VERDICT_STYLE.get(str(p["verdict"]), ("#444", str(p["verdict"])))
@@ -156,7 +171,8 @@ def render_board_page(
             f"<td class='num'>{_num(p.get('gap'))}</td><td class='num'>{_num(p.get('q'))}</td>"
             f"<td class='num'>{_num(p.get('eps_outside'))}</td><td class='num'>{_num(p.get('mde'))}</td>"
             f"<td>{_e(p.get('reason', '') if not pd.isna(p.get('reason')) else '')}</td>"
-            "</tr>"
+            + (f"<td>{_e(p['admissibility'])}</td>" if assumed else "")
+            + "</tr>"
         )
     meta_rows = "".join(f"<div><b>{_e(k)}</b>: {_e(v)}</div>" for k, v in sorted(meta.items()))
     return (
@@ -171,9 +187,11 @@ def render_board_page(
         f"</tr></thead><tbody>{rank_rows}</tbody></table>"
         "<h2>Pair verdicts</h2>"
         f"{family_html(pairs)}"
+        f"{assumption_html(pairs)}"
         f"<div class='counts'>{count_html}</div>"
         "<table><thead><tr><th>A</th><th>B</th><th>readout</th><th>verdict</th><th>winner</th>"
-        "<th>gap</th><th>q</th><th>ε_outside</th><th>MDE</th><th>reason</th></tr></thead>"
+        "<th>gap</th><th>q</th><th>ε_outside</th><th>MDE</th><th>reason</th>"
+        f"{'<th>admissibility</th>' if assumed else ''}</tr></thead>"
         f"<tbody>{''.join(pair_rows)}</tbody></table>"
         f"{validity_html(validity)}"
         f"<footer>{meta_rows}</footer>"
