@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,6 +19,101 @@ _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
 
 
+def citation_check_options(f: Callable[..., None]) -> Callable[..., None]:
+    """The options of the citation stages (claims, L1, L2), shared by `kit audit` and its view
+    `kit grade audit-citations`: one name and one default per concept."""
+    opts = [
+        click.option(
+            "--corpus",
+            default="pubmedqa",
+            show_default=True,
+            help="Corpora for L1/L2, NAME[,NAME] in resolution order: the first that holds a "
+            "citation resolves it; notfound only inside a corpus's declared complete coverage, "
+            "else unchecked (`kit corpus list`). pubmedqa (built in) is a sample.",
+        ),
+        click.option(
+            "--corpus-root",
+            type=_dir,
+            default=DEFAULT_CORPUS_ROOT,
+            show_default=True,
+            help="Built corpora.",
+        ),
+        click.option(
+            "--raw", type=_dir, default=DEFAULT_DEST, show_default=True, help="Fetched registry."
+        ),
+        click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP),
+        click.option(
+            "--variant",
+            type=click.Choice(["fp32", "int8"]),
+            default="fp32",
+            show_default=True,
+            help="The verifier's ONNX file: fp32 or the int8-quantised one.",
+        ),
+        click.option(
+            "--device",
+            type=click.Choice(["cpu", "cuda"]),
+            default="cpu",
+            show_default=True,
+            help="Where the verifier runs.",
+        ),
+        click.option(
+            "--batch-size",
+            type=click.IntRange(min=1),
+            default=32,
+            show_default=True,
+            help="Verifier batch size.",
+        ),
+        click.option(
+            "--yes-at",
+            type=click.FloatRange(0, 1),
+            default=0.84,
+            show_default=True,
+            help="L2 yes iff the support score s >= this.",
+        ),
+        click.option(
+            "--partial-at",
+            type=click.FloatRange(0, 1),
+            default=0.80,
+            show_default=True,
+            help="L2 partial iff s >= this (and below --yes-at); else no.",
+        ),
+        click.option(
+            "--limit",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Audit only the first N runs in the file's order (printed and recorded).",
+        ),
+        score_store_options,
+        click.option(
+            "--max-answer-chars",
+            type=click.IntRange(min=1),
+            default=100_000,
+            show_default=True,
+            help="Answers longer than this are an error (or a counted skip with --skip-bad).",
+        ),
+        click.option(
+            "--skip-bad", is_flag=True, help="Skip malformed run lines (counted) instead."
+        ),
+        click.option("--quiet", is_flag=True, help="No progress on stderr."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def audit_options(runs: Path, **check: Any) -> AuditOptions:
+    """AuditOptions from the values of :func:`citation_check_options` (and any other
+    AuditOptions field given by name)."""
+    cache_dir, no_cache, quiet = check.pop("cache_dir"), check.pop("no_cache"), check.pop("quiet")
+    return AuditOptions(
+        runs=runs,
+        out=check.pop("out", Path(".")),
+        cache_dir=score_store_root(cache_dir, no_cache),
+        progress=not quiet,
+        **check,
+    )
+
+
 @click.command("audit")
 @click.argument("runs", type=_file)
 @click.option("--out", type=_dir, required=True, help="Report folder (replaced atomically).")
@@ -27,22 +124,6 @@ _dir = click.Path(file_okay=False, path_type=Path)
     default=None,
     help="Imported judge verdicts (schemas/grade_verdicts.yaml); default: the built-in judge.",
 )
-@click.option(
-    "--corpus",
-    default="pubmedqa",
-    show_default=True,
-    help="Corpora for L1/L2, NAME[,NAME] in resolution order: the first that holds a citation "
-    "resolves it; notfound only inside a corpus's declared complete coverage, else unchecked "
-    "(`kit corpus list`). pubmedqa (built in) is a sample.",
-)
-@click.option(
-    "--corpus-root",
-    type=_dir,
-    default=DEFAULT_CORPUS_ROOT,
-    show_default=True,
-    help="Built corpora.",
-)
-@click.option("--raw", type=_dir, default=DEFAULT_DEST, show_default=True, help="Fetched registry.")
 @click.option(
     "--calibration",
     default=DEFAULT_CALIBRATION,
@@ -57,12 +138,6 @@ _dir = click.Path(file_okay=False, path_type=Path)
     default=None,
     help="Miss tolerance (catch >= 1 - alpha) [the calibration artifact's alpha, else 0.1].",
 )
-@click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP)
-@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
-@click.option("--yes-at", type=click.FloatRange(0, 1), default=0.84, show_default=True)
-@click.option("--partial-at", type=click.FloatRange(0, 1), default=0.80, show_default=True)
 @click.option(
     "--n-cal",
     type=click.IntRange(min=1),
@@ -70,7 +145,7 @@ _dir = click.Path(file_okay=False, path_type=Path)
     show_default=True,
     help="Held-out construction-labelled items for the instrument and default calibration.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
 @click.option("--board", type=_file, default=None, help="Board score table (schemas/scores.yaml).")
 @click.option("--design", type=_file, default=None, help="Certification design YAML.")
 @click.option("--agent-scores", type=_file, default=None, help="The agent's rows for the board.")
@@ -79,10 +154,7 @@ _dir = click.Path(file_okay=False, path_type=Path)
 @click.option(
     "--failed-lookups", type=_file, default=None, help="Simulated outages (default: beside RUNS)."
 )
-@score_store_options
-@click.option("--max-answer-chars", type=click.IntRange(min=1), default=100_000, show_default=True)
-@click.option("--skip-bad", is_flag=True, help="Skip malformed run lines (counted) instead.")
-@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+@citation_check_options
 def audit(
     runs: Path,
     out: Path,
@@ -107,6 +179,7 @@ def audit(
     agent_system: str | None,
     truth: Path | None,
     failed_lookups: Path | None,
+    limit: int | None,
     cache_dir: Path,
     no_cache: bool,
     max_answer_chars: int,
@@ -116,10 +189,13 @@ def audit(
     """Audit an agent's runs end to end: one report.
 
     \b
-    Stages: validate every run (nothing is scored until all parse); L1 existence against the
-    corpora (--corpus, in order; an identifier outside every declared complete coverage is
-    unchecked, never fabricated); L2 support with the verifier and the split-conformal flag rule (flag iff s <= tau),
-    with BM25 re-attribution suggestions; checklist grading (--checklists); behaviour from the
+    Stages: validate every run (nothing is scored until all parse; --limit N keeps the first
+    N); claims and their citations (run format v2: one row per claim and cited identifier);
+    L1 existence against the corpora (--corpus, in order; an identifier outside every declared
+    complete coverage is unchecked, never fabricated); L2 support with the verifier, checked
+    first against the tool response the agent read when one names the identifier, else against
+    the corpus passage (citations.csv: evidence, tool_score, corpus_score); the split-conformal
+    flag rule (flag iff s <= tau), with BM25 re-attribution suggestions; checklist grading (--checklists); behaviour from the
     traces; with --board/--design, the agent's place on the board (certify engine).
     Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/. Scores go to
     the shared score store (--cache-dir): a re-audit of the same runs, into any folder,
@@ -158,15 +234,25 @@ def audit(
         max_answer_chars=max_answer_chars,
         skip_bad=skip_bad,
         progress=not quiet,
+        limit=limit,
     )
     result = run_and_write(opts)
     s = result.summary
     c = s["counts"]
+    if c["limit"] is not None:
+        click.echo(
+            f"--limit {c['limit']}: auditing the first {c['runs']} of {c['runs_in_file']} runs"
+        )
+    ev = c["evidence"]
     click.echo(
         f"audited {c['runs']} runs, {c['citations']} citations (tau={s['conformal']['tau']:.4g} "
         f"at alpha={s['conformal']['alpha']:g}); flagged: "
         + ", ".join(f"{k} {v}" for k, v in c["flagged"].items())
         + f"; score store {result.cache_hits} hit(s), {result.cache_misses} scored -> {out}"
+    )
+    click.echo(
+        f"  L2 evidence: {ev['tool_response']} against the tool response the agent read, "
+        f"{ev['corpus']} against the corpus passage, {ev['none']} without a passage"
     )
     from kit.guard.calibration import guarantee_line
 

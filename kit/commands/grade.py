@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic, boundary
+from kit.commands.audit import audit_options, citation_check_options
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
 from kit.grade.reader import RunsRead, read_checklists, read_runs
 from kit.grade.runs import Citation
-from kit.guard.verifier import VERIFIER_HELP
 from kit.registry.catalog import DEFAULT_DB
 from kit.registry.fetch import DEFAULT_DEST
 from kit.report.tables import FORMATS, render
@@ -294,100 +294,62 @@ def checklist_cmd(
 @click.option(
     "--catalog",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_DB,
-    show_default=True,
-)
-@click.option(
-    "--verifier",
-    "verifier",
     default=None,
-    help=f"{VERIFIER_HELP} Used for L2; without it L2 uses the lexical scorer.",
-)
-@click.option(
-    "--yes-at",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help="L2 yes iff s >= this [lexical 0.35].",
-)
-@click.option(
-    "--partial-at",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help="L2 partial iff s >= this [lexical 0.25].",
+    hidden=True,
+    help="Deprecated and ignored: L1/L2 run over --corpus / --raw exactly as in `kit audit`.",
 )
 @click.option(
     "--citations-out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also write one row per citation (l1, support_score, l2) as csv.",
+    help="Also write one row per audited (run, claim, citation) (l1, evidence, scores, l2) as csv.",
 )
-@_max_chars_option
-@_skip_option
+@citation_check_options
 @_format_option
 @_out_option
 @sealed_file("out", kind="grade-audit-citations", also=("citations_out",))
 def audit_cmd(
     runs: Path,
-    catalog: Path,
-    verifier: str | None,
-    yes_at: float | None,
-    partial_at: float | None,
+    catalog: Path | None,
     citations_out: Path | None,
-    max_answer_chars: int,
-    skip_bad: bool,
     fmt: str | None,
     out: Path | None,
+    **check: Any,
 ) -> None:
-    """Two-level citation audit: L1 existence against the catalog, L2 support on found ones.
+    """Two-level citation audit: the claims, L1 and L2 stages of `kit audit`, as a rates table.
 
-    L1: found / notfound / transient (lookup failure; never fabrication) / unchecked (no
-    corpus for the identifier type: NCT today). L2: yes / partial / no at declared thresholds.
-    Rates pooled, by identifier type, by model, with Wilson 95% CIs.
+    A view of the `kit audit` pipeline (kit.audit.pipeline.audit_l1_l2): the same functions,
+    options and defaults, so both give the same L1/L2 figures on the same input. L1: found /
+    notfound / transient (lookup failure; never fabrication) / unchecked (outside every
+    corpus's declared complete coverage). L2: yes / partial / no at --yes-at / --partial-at,
+    checked first against the tool response the agent read, else the corpus passage. Rates
+    pooled, by identifier type, by model, with Wilson 95% CIs. No conformal flags, no report:
+    use `kit audit` for those.
 
-    Example: kit grade audit-citations runs.jsonl --catalog data/prepared/catalog.duckdb --format markdown
+    Example: kit grade audit-citations runs.jsonl --verifier minilm-bi --format markdown
     """
-    from kit.grade.citation_audit import (
-        CLUSTER_NOTE,
-        SupportRule,
-        audit_citations,
-        audit_rates,
-        citation_rows,
-    )
-    from kit.grade.corpus import CatalogPassages, catalog_resolvers
-    from kit.grade.planted import LEXICAL_RULE
-    from kit.grade.support import LexicalSupport, scorer_name
+    from kit.audit.pipeline import audit_l1_l2
+    from kit.grade.citation_audit import CLUSTER_NOTE, audit_rates
 
-    res = _read_runs(runs, max_answer_chars, skip_bad)
-    texts = CatalogPassages(catalog).all_texts("PMID")
-    if verifier is not None:
-        from kit.guard.verifier import load_verifier
-
-        if yes_at is None or partial_at is None:
-            raise ConfigError(
-                "bad_parameter",
-                "--verifier needs explicit --yes-at and --partial-at (the planted audit "
-                "declares 0.84 / 0.80 for the MiniLM bi-encoder, --verifier minilm-bi)",
-            )
-        scorer = load_verifier(verifier)
-    else:
-        scorer = LexicalSupport.from_corpus(texts[k] for k in sorted(texts))
-    rule = SupportRule(
-        LEXICAL_RULE.yes_at if yes_at is None else yes_at,
-        LEXICAL_RULE.partial_at if partial_at is None else partial_at,
-    )
-    audited = audit_citations(
-        citation_rows(res.runs),
-        catalog_resolvers(catalog),
-        scorer,
-        lambda t, v: texts.get(v) if t == "PMID" else None,
-        rule,
-    )
+    if catalog is not None:
+        click.echo(
+            "--catalog is deprecated and ignored: L1/L2 run over --corpus / --raw as in `kit audit`",
+            err=True,
+        )
+    result = audit_l1_l2(audit_options(runs, **check))
+    audited, rule = result.check.frame, result.check.rule
     if citations_out is not None:
         frame = validate_frame(audited, "grade_audited_citations", str(citations_out))
         atomic.write_text(citations_out, render(frame, "csv"))
+    n = len(result.inputs.runs.runs)
+    if check["limit"] is not None:
+        click.echo(
+            f"--limit {check['limit']}: the first {n} of {result.inputs.n_in_file} runs", err=True
+        )
     click.echo(
-        f"instrument: {scorer_name(scorer)}; L2 yes >= {rule.yes_at}, partial >= {rule.partial_at}; "
-        f"{CLUSTER_NOTE}",
+        f"instrument: {result.context.scorer.name}; L2 yes >= {rule.yes_at}, partial >= "
+        f"{rule.partial_at}; {CLUSTER_NOTE}; score store {result.context.scorer.hits} hit(s), "
+        f"{result.context.scorer.misses} scored",
         err=True,
     )
     emit(audit_rates(audited), "grade_citation_rates", fmt, out, "citation audit")

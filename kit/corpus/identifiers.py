@@ -204,3 +204,42 @@ def canonical(text: str, default_scheme: str | None = None) -> Identifier | None
         return Identifier("DOI", doi)
     url = normalise_url(t)
     return Identifier("URL", url) if url else None
+
+
+# Spans that may hold an identifier, tried in this order (an earlier span wins an overlap):
+# URLs first (a DOI or PubMed link is read whole), then the prefixed forms, then a bare DOI.
+_FIND = (
+    ("", re.compile(r"https?://[^\s\"'<>\]\[(){}]+", re.I)),
+    ("PMID:", re.compile(r"\bpmid[\"']?\s*[:=]?\s*[\"']?([0-9]{1,9})\b", re.I)),
+    ("", re.compile(r"\b(?:pmcid[\"']?\s*[:=]?\s*[\"']?)?pmc[0-9]{1,9}\b", re.I)),
+    ("", re.compile(r"\bnct[0-9]{8}\b", re.I)),
+    (
+        "",
+        re.compile(
+            r"\barxiv\s*:\s*(?:[0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*/[0-9]{7})(?:v[0-9]+)?", re.I
+        ),
+    ),
+    ("", re.compile(r"(?:\bdoi\s*:\s*)?\b10\.[0-9]{4,9}/[^\s\"'<>]+", re.I)),
+)
+
+
+def find_identifiers(text: str) -> list[tuple[int, int, Identifier]]:
+    """Every identifier written in free ``text`` (a tool response, a page), in order, as
+    (start, end, canonical :class:`Identifier`).
+
+    Read in any spelling :func:`canonical` accepts -- ``PMID: 123``, ``"pmid": "123"`` (a JSON
+    field), PubMed / PMC / ClinicalTrials.gov / arXiv / doi.org links, ``PMC123``, ``NCT...``,
+    ``arXiv:...``, ``doi:10...`` and bare ``10.x/y`` DOIs; a URL that is none of these is a
+    ``URL`` identifier. Bare numbers are never read as PMIDs (no guessing)."""
+    found: list[tuple[int, int, Identifier]] = []
+    taken: list[tuple[int, int]] = []
+    for prefix, pattern in _FIND:
+        for m in pattern.finditer(text):
+            if any(m.start() < e and s < m.end() for s, e in taken):
+                continue
+            raw = prefix + m.group(1) if prefix else m.group(0)
+            ident = canonical(raw)
+            if ident is not None:
+                found.append((m.start(), m.end(), ident))
+                taken.append((m.start(), m.end()))
+    return sorted(found, key=lambda t: (t[0], t[1]))

@@ -10,8 +10,11 @@ Seed 002 (OpenBioRQ), Appendix B (Definitions) and C.1:
   1,000 PubMedQA abstracts, cannot prove an identifier invented) or its type has no corpus at
   all; also never fabrication. Each row names the corpus that decided it.
   Existence rate = found / (found + notfound); fabrication rate = notfound / (found + notfound).
-* **L2 support** on found citations only: a support score s in [0, 1] from a declared
-  instrument, labelled ``yes`` (s >= yes_at), ``partial`` (partial_at <= s < yes_at) or ``no``.
+* **L2 support** on found citations (and, in the kit, on unchecked ones the agent read a
+  passage about): a support score s in [0, 1] from a declared instrument, labelled ``yes``
+  (s >= yes_at), ``partial`` (partial_at <= s < yes_at) or ``no``. The passage is what the agent
+  read when a tool response of its run names the identifier, else the corpus passage
+  (:data:`EVIDENCE_RULE`, :func:`score_support`).
   Wrong-paper rate = no / found (the paper's conservative, no-only definition) with a Wilson
   interval; the partial-inclusive upper bound = (no + partial) / found (C.1: "including
   partials would raise the wrong-paper upper bound"). Reported pooled, by identifier type (PMID,
@@ -128,25 +131,61 @@ def claim_for(answer: str, citation: Citation) -> str:
     return span or answer.strip()
 
 
+CITATION_ROW_COLUMNS = [
+    "run_id",
+    "model",
+    "task_id",
+    "claim_no",
+    "citation",
+    "id_type",
+    "value",
+    "claim",
+]
+
+
 def citation_rows(runs: Sequence[AgentRun]) -> pd.DataFrame:
-    """One row per (run, distinct cited identifier): run_id, model, task_id, citation, id_type,
-    value, claim. Repeated identifiers within one answer are counted once."""
+    """The audit's citation rows (run_id, model, task_id, claim_no, citation, id_type, value,
+    claim), by run_id.
+
+    * A run with claims (run format v2: given explicitly or extracted from the answer by
+      :mod:`kit.runs.extract`): one row per (claim, identifier it cites), ``claim`` the claim's
+      own text and ``claim_no`` its 1-based position among the run's claims; then one row per
+      identifier of the run that no claim cites (a reference-list entry never used), with the
+      v1 rule below and ``claim_no`` 0. An identifier cited by two claims is audited twice
+      (L2 is a property of the claim, L1 of the identifier).
+    * Any other run (v1, or v2 without claims): one row per distinct cited identifier,
+      ``claim_no`` 0, the claim cut from the answer by :func:`claim_for`. Repeated identifiers
+      within one answer are counted once.
+    """
     rows = []
+
+    def row(run: AgentRun, no: int, c: Citation, claim: str) -> dict[str, object]:
+        return {
+            "run_id": run.run_id,
+            "model": run.model,
+            "task_id": run.task_id,
+            "claim_no": no,
+            "citation": c.label,
+            "id_type": c.id_type,
+            "value": c.value,
+            "claim": claim,
+        }
+
     for run in sorted(runs, key=lambda r: r.run_id):
+        by_label = {c.label: c for c in run.cited}
+        used: set[str] = set()
+        for no, claim in enumerate(run.claims, start=1):
+            for label in claim.cites:
+                c = by_label.get(label)
+                if c is not None:
+                    rows.append(row(run, no, c, claim.text))
+                    used.add(label)
         for c in dict.fromkeys(run.cited):
-            rows.append(
-                {
-                    "run_id": run.run_id,
-                    "model": run.model,
-                    "task_id": run.task_id,
-                    "citation": c.label,
-                    "id_type": c.id_type,
-                    "value": c.value,
-                    "claim": claim_for(run.answer, c),
-                }
-            )
-    cols = ["run_id", "model", "task_id", "citation", "id_type", "value", "claim"]
-    return pd.DataFrame(rows, columns=cols)
+            if c.label not in used:
+                rows.append(row(run, 0, c, claim_for(run.answer, c)))
+    frame = pd.DataFrame(rows, columns=CITATION_ROW_COLUMNS)
+    frame["claim_no"] = frame["claim_no"].astype("int64")
+    return frame
 
 
 def resolve_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[Resolution]:
@@ -173,39 +212,103 @@ def classify_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[
     return [r.status for r in resolve_l1(cites, resolvers)]
 
 
+EVIDENCE = ("tool_response", "corpus", "none")
+L2_SCORED = ("found", "unchecked")  # L1 statuses whose citations may carry an L2 label
+EVIDENCE_RULE = (
+    "L2 is checked first against what the agent read: when a tool response the agent read "
+    "names the cited identifier (in any spelling, or the tool was called with it), the claim is "
+    "scored against that response text (tool_score) and that score decides L2 "
+    "(evidence = tool_response); the corpus passage is scored too (corpus_score) and decides "
+    "L2 only when the agent read nothing naming the identifier (evidence = corpus). Same "
+    "verifier, windows and thresholds for both. L1 stays corpus-based: a tool response does not "
+    "prove that an identifier exists inside a corpus's declared coverage. A citation L1 leaves "
+    "unchecked is scored only against what the agent read; notfound and transient ones never."
+)
+
+
+@dataclass(frozen=True)
+class AgentRead:
+    """The text an agent read that concerns one cited identifier (from its tool responses) and
+    the 0-based indices of the tool calls it came from."""
+
+    text: str
+    calls: tuple[int, ...]
+
+
+def score_support(
+    audited: pd.DataFrame,
+    scorer: SupportScorer | None,
+    passage_of: Callable[[str, str], str | None] | None,
+    rule: SupportRule,
+    agent_read: Sequence[AgentRead | None] | None = None,
+) -> pd.DataFrame:
+    """L2 on rows that already carry ``l1``: add evidence, evidence_calls, tool_score,
+    corpus_score, support_score and l2 (the one L2 path of the kit; :data:`EVIDENCE_RULE`).
+
+    ``corpus_score``: the claim against the corpus passage (found citations whose passage
+    ``passage_of`` supplies); ``tool_score``: against ``agent_read[i]`` (found or unchecked
+    citations the agent read about). ``support_score`` and ``l2`` follow the tool score when
+    there is one, else the corpus score; without either, ``evidence`` is ``none`` and l2 is
+    empty. All pairs go to ``scorer`` in one call, corpus pairs first (a run without tool
+    evidence scores exactly the pairs it always did)."""
+    out = audited.copy()
+    n = len(out)
+    read = [None] * n if agent_read is None else list(agent_read)
+    check_param(
+        "agent_read", len(read), len(read) == n, f"one entry per row ({n})", "score_support"
+    )
+    l1 = out["l1"].to_numpy()
+    claims, passages, slots = [], [], []  # slots: (row, "corpus" | "tool")
+    if scorer is not None and passage_of is not None:
+        for i in np.flatnonzero(l1 == "found"):
+            text = passage_of(str(out["id_type"].iat[i]), str(out["value"].iat[i]))
+            if text:
+                claims.append(str(out["claim"].iat[i]))
+                passages.append(text)
+                slots.append((int(i), "corpus"))
+    if scorer is not None:
+        for i in range(n):
+            r = read[i]
+            if r is not None and r.text and l1[i] in L2_SCORED:
+                claims.append(str(out["claim"].iat[i]))
+                passages.append(r.text)
+                slots.append((i, "tool"))
+    tool = np.full(n, np.nan)
+    corpus = np.full(n, np.nan)
+    if slots:
+        s = np.asarray(scorer.score(claims, passages), dtype=float)  # type: ignore[union-attr]
+        for (i, kind), v in zip(slots, s, strict=True):
+            (tool if kind == "tool" else corpus)[i] = float(v)
+    has_tool, has_corpus = ~np.isnan(tool), ~np.isnan(corpus)
+    out["evidence"] = np.where(has_tool, "tool_response", np.where(has_corpus, "corpus", "none"))
+    out["evidence_calls"] = [
+        ";".join(str(c) for c in r.calls) if r is not None and has_tool[i] else ""
+        for i, r in enumerate(read)
+    ]
+    out["tool_score"] = tool
+    out["corpus_score"] = corpus
+    support = np.where(has_tool, tool, corpus)
+    out["support_score"] = support
+    out["l2"] = ["" if np.isnan(v) else rule.label(float(v)) for v in support]
+    return out
+
+
 def audit_citations(
     cites: pd.DataFrame,
     resolvers: Mapping[str, Resolver],
     scorer: SupportScorer | None,
     passage_of: Callable[[str, str], str | None] | None,
     rule: SupportRule,
+    agent_read: Sequence[AgentRead | None] | None = None,
 ) -> pd.DataFrame:
-    """Add l1, corpus (the corpus that decided L1, '' when none), support_score and l2 columns.
-    L2 is scored only for found citations (others get an empty label); without a scorer every
-    found citation's l2 is empty ('unscored')."""
+    """Add l1, corpus (the corpus that decided L1, '' when none), then L2 by
+    :func:`score_support` (evidence, evidence_calls, tool_score, corpus_score, support_score,
+    l2). Without a scorer every l2 is empty ('unscored')."""
     out = cites.copy()
     resolved = resolve_l1(cites, resolvers)
     out["l1"] = [r.status for r in resolved]
     out["corpus"] = [r.corpus for r in resolved]
-    out["support_score"] = np.nan
-    out["l2"] = ""
-    found = np.flatnonzero(out["l1"].to_numpy() == "found")
-    if scorer is not None and passage_of is not None and found.size:
-        claims, passages, keep = [], [], []
-        for i in found:
-            text = passage_of(str(out["id_type"].iat[i]), str(out["value"].iat[i]))
-            if text:
-                claims.append(str(out["claim"].iat[i]))
-                passages.append(text)
-                keep.append(i)
-        if keep:
-            s = np.asarray(scorer.score(claims, passages), dtype=float)
-            col_s = out.columns.get_loc("support_score")
-            col_l = out.columns.get_loc("l2")
-            for i, v in zip(keep, s, strict=True):
-                out.iat[i, col_s] = float(v)
-                out.iat[i, col_l] = rule.label(float(v))
-    return out
+    return score_support(out, scorer, passage_of, rule, agent_read)
 
 
 def _rate(k: int, n: int, level: float) -> tuple[float, float, float]:
@@ -218,7 +321,8 @@ def _rate(k: int, n: int, level: float) -> tuple[float, float, float]:
 def audit_rates(audited: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """L1 and L2 rates pooled ('all'), by id_type, by model, and by model x id_type.
 
-    Undefined rates (no found citation in a group) are empty cells, never 0.
+    L2 counts cover every scored citation (found, or unchecked and scored against what the
+    agent read). Undefined rates (no found citation in a group) are empty cells, never 0.
     """
     groups: list[tuple[str, str, pd.DataFrame]] = [("all", "all", audited)]
     for key in ("id_type", "model"):
@@ -230,7 +334,7 @@ def audit_rates(audited: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     for by, group, g in groups:
         l1 = g["l1"].value_counts()
         found, notfound = int(l1.get("found", 0)), int(l1.get("notfound", 0))
-        l2 = g.loc[g["l1"] == "found", "l2"].value_counts()
+        l2 = g.loc[g["l1"].isin(L2_SCORED), "l2"].value_counts()
         yes, partial, no = (int(l2.get(k, 0)) for k in L2_LABELS)
         scored = yes + partial + no
         ex, ex_lo, ex_hi = _rate(found, found + notfound, level)

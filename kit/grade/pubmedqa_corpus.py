@@ -57,7 +57,7 @@ def build_corpus(
     index = {p: i for i, p in enumerate(pmids)}
     terms = sorted(specific["mesh"].unique())
     tindex = {t: j for j, t in enumerate(terms)}
-    inc = np.zeros((len(pmids), len(terms)), dtype=np.int32)
+    inc = np.zeros((len(pmids), len(terms)), dtype=np.float64)  # BLAS; counts are exact
     for p, t in zip(specific["pmid"].astype(str), specific["mesh"], strict=True):
         if p in index:
             inc[index[p], tindex[t]] = 1

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kit.audit import core
+from kit.audit import core, summary
 from kit.grade.citation_audit import SupportRule
 from kit.stats.wilson import wilson_ci
 
@@ -49,7 +49,7 @@ def test_citation_headline_numbers() -> None:
 
 
 def test_undefined_rate_is_explicit() -> None:
-    m = core._metric("x", 0, 0, 0.95, "n")
+    m = summary._metric("x", 0, 0, 0.95, "n")
     assert m["estimate"] is None and "undefined" in m["ci"]
 
 

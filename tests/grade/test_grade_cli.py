@@ -111,31 +111,30 @@ def test_checklist_rejects_edited_checklist_and_bad_verdict(tmp_path: Path) -> N
     assert r.exit_code == 2 and "column 'verdict'" in r.output
 
 
-def test_audit_citations(grade_catalog: Path, tmp_path: Path) -> None:
+def test_audit_citations(registry_raw: Path, tmp_path: Path) -> None:
+    """The view of the `kit audit` pipeline: built-in PubMedQA corpus from the registry, the
+    verifier behind the score store (a tiny random cross-encoder: plumbing, not accuracy)."""
+    from tests.guard.tiny_model import build_tiny_cross_encoder
+
+    verifier = build_tiny_cross_encoder(tmp_path / "tiny")
     cites = tmp_path / "cites.csv"
     out = tmp_path / "rates.md"
-    r = _invoke(
-        "audit-citations",
-        str(EX / "runs.jsonl"),
-        "--catalog",
-        str(grade_catalog),
-        "--citations-out",
-        str(cites),
-        "--out",
-        str(out),
-    )
+    args = ["audit-citations", str(EX / "runs.jsonl"), "--raw", str(registry_raw)]
+    args += ["--verifier", str(verifier), "--quiet"]
+    r = _invoke(*args, "--citations-out", str(cites), "--out", str(out))
     assert r.exit_code == 0, r.output
-    assert "instrument: lexical-idf-coverage" in r.output
+    assert "instrument: guard verifier: tiny random cross-encoder" in r.output
+    assert "L2 yes >= 0.84, partial >= 0.8" in r.output  # kit audit's defaults
     text = cites.read_text()
-    # the catalog's PubMedQA corpus is a declared sample: an absent PMID is unchecked, not fabricated
+    # the PubMedQA corpus is a declared sample: an absent PMID is unchecked, not fabricated
     assert "PMID:99999999,PMID,99999999" in text and ",notfound," not in text
     row = next(ln for ln in text.splitlines() if "PMID:99999999" in ln)
-    assert ",unchecked,," in row
+    assert ",unchecked,,none," in row
     assert out.read_text().startswith("| by | group |")
-    r = _invoke(
-        "audit-citations", str(EX / "runs.jsonl"), "--catalog", str(tmp_path / "none.duckdb")
-    )
-    assert r.exit_code == 2 and "catalog not built" in r.output
+    r = _invoke(*args, "--catalog", str(tmp_path / "none.duckdb"))
+    assert r.exit_code == 0 and "--catalog is deprecated and ignored" in r.output
+    r = _invoke(*args, "--verifier", str(tmp_path / "nothing"))
+    assert r.exit_code == 2 and "card.json" in r.output
 
 
 def test_runs_to_guard_input(grade_catalog: Path, tmp_path: Path) -> None:
