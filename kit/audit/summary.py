@@ -393,6 +393,7 @@ def board_summary(placed: Mapping[str, Any], agent: str) -> dict[str, Any]:
         "ranks": json_clean(ranks.to_dict("records")),
         "composite_refused": int((~comp["admissible"]).sum()),
         "composite_certified": int((comp["verdict"] == "certified").sum()),
+        "synthetic": json_clean(placed.get("synthetic")),
     }
 
 

@@ -136,13 +136,31 @@ def simulate_board(
             "readout": np.array(list(readouts))[r_idx.ravel()],
             "score": np.where(fail, np.nan, score).ravel(),
             "failed": fail.ravel(),
-            "entry_hash": f"synthetic:{label}",
+            "entry_hash": f"{SYNTHETIC_ENTRY}{label}",
             "backbone": "synthetic-backbone",
             "entry_condition": "fixed_input",
             "length_view": "matched_length",
         }
     )
     return frame.sort_values(["task_id", "system", "readout"], kind="stable").reset_index(drop=True)
+
+
+SYNTHETIC_ENTRY = "synthetic:"
+
+
+def synthetic_evidence(frame: pd.DataFrame) -> dict[str, object] | None:
+    """How a score table shows it was generated here: its rows whose ``entry_hash`` is
+    ``synthetic:<label>`` (every row :func:`simulate_board` writes), or None when none is."""
+    if "entry_hash" not in frame.columns or frame.empty:
+        return None
+    n = int(frame["entry_hash"].astype(str).str.startswith(SYNTHETIC_ENTRY).sum())
+    if n == 0:
+        return None
+    return {
+        "synthetic": True,
+        "evidence": f"{n} of {len(frame)} rows have entry_hash {SYNTHETIC_ENTRY}* "
+        "(kit.certify.simulate.simulate_board)",
+    }
 
 
 def true_differences(effects: Mapping[str, float]) -> pd.DataFrame:

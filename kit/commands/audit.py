@@ -237,35 +237,12 @@ def audit(
         limit=limit,
     )
     result = run_and_write(opts)
-    s = result.summary
-    c = s["counts"]
-    if c["limit"] is not None:
-        click.echo(
-            f"--limit {c['limit']}: auditing the first {c['runs']} of {c['runs_in_file']} runs"
-        )
-    ev = c["evidence"]
-    click.echo(
-        f"audited {c['runs']} runs, {c['citations']} citations (tau={s['conformal']['tau']:.4g} "
-        f"at alpha={s['conformal']['alpha']:g}); flagged: "
-        + ", ".join(f"{k} {v}" for k, v in c["flagged"].items())
-        + f"; score store {result.cache_hits} hit(s), {result.cache_misses} scored -> {out}"
-    )
-    click.echo(
-        f"  L2 evidence: {ev['tool_response']} against the tool response the agent read, "
-        f"{ev['corpus']} against the corpus passage, {ev['none']} without a passage"
-    )
     from kit.guard.calibration import guarantee_line
+    from kit.report.audit_page import board_synthetic
+    from kit.report.audit_text import audit_lines
 
-    g = s["conformal"]["guarantee"]
-    click.echo(f"  {guarantee_line(g)}")
-    for row in g["per_type"]:
-        click.echo(f"  {row['statement']}")
-    for m in s["headline"]:
-        if m["estimate"] is not None:
-            click.echo(f"  {m['metric']}: {m['estimate']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]")
-    if s["planted"]:
-        for r in s["planted"]["rows"]:
-            click.echo(
-                f"  planted {r['metric']}: planted {r['planted']} recovered {r['estimate']} "
-                f"covered {r['covered']}"
-            )
+    s = result.summary
+    synthetic = board_synthetic(s, result.board_ranks) is not None
+    guarantee = guarantee_line(s["conformal"]["guarantee"])
+    lines = audit_lines(s, out, result.cache_hits, result.cache_misses, guarantee, synthetic)
+    click.echo("\n".join(lines))

@@ -9,16 +9,18 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit import atomic
+from kit import atomic, boundary
 from kit.certify.design import ASSUMED_LABEL, Design, parse_design
 from kit.certify.engine import calibrate_board, certify_board
-from kit.certify.simulate import simulate_board, true_differences
+from kit.certify.simulate import simulate_board, synthetic_evidence, true_differences
 from kit.commands.sealed import sealed_output
 from kit.errors import ConfigError
 from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
 from kit.schema import read_frame, read_table, read_yaml, validate_frame
 
 _path = click.Path(dir_okay=False, path_type=Path)
+DESIGN_COPY = "design.yaml"  # the design, kept in the output folder (kit report board reads it)
+SYNTHETIC_FILE = "synthetic.json"  # the scores' .synthetic.json record, when they are generated
 
 
 def _write(frame: pd.DataFrame, schema: str, stem: Path, formats: tuple[str, ...]) -> None:
@@ -112,7 +114,7 @@ def read_scores(
     show_default=True,
     help="Write the rank-interval figure ranks.png.",
 )
-@sealed_output("out_dir", kind="certify")
+@sealed_output("out_dir", kind="certify", context=True, keep={"design_path": DESIGN_COPY})
 def certify(
     scores: Path,
     design_path: Path,
@@ -152,6 +154,9 @@ def certify(
     Writes to OUT: pairs.csv, ranks.{csv,md,tex}, conventional.csv, conventional_counts.csv,
     ranks.png, with --null-draws N: calibration.csv, loco.csv, and with --validate N:
     validity.csv (SYNTHETIC boards shaped like the input; `kit report board` shows it).
+    OUT also keeps its context, sealed with the rest: design.yaml (a copy), context.json
+    (command line, kit version, inputs' sha256) and, for generated scores, synthetic.json (the
+    SCORES.synthetic.json sidecar of `kit simulate board`, or the rows' synthetic: entry hash).
     \b
     Examples:
       kit certify examples/certify/plain_scores.csv --design examples/certify/design_plain.yaml --out cert/
@@ -202,10 +207,17 @@ def certify(
         )
         _write(validity, "certify_validity", out_dir / "validity", ("csv",))
         validity_line = validity_sentence(validity)
+    synthetic = _synthetic_record(scores, frame)
+    if synthetic is not None:
+        atomic.write_text(
+            out_dir / SYNTHETIC_FILE, json.dumps(synthetic, indent=2, sort_keys=True) + "\n"
+        )
     if figure:
         from kit.report.rank_figure import write_rank_figure
 
-        write_rank_figure(result.ranks, out_dir / "ranks.png")
+        write_rank_figure(
+            result.ranks, out_dir / "ranks.png", alpha=design.alpha, synthetic=synthetic is not None
+        )
     counts = result.pairs["verdict"].value_counts().sort_index()
     if fmt == "plain":
         click.echo(f"plain score table ({scores}): " + "; ".join(notes))
@@ -229,6 +241,17 @@ def certify(
     if validity_line:
         click.echo(f"validity: {validity_line}")
     click.echo(render(result.ranks, "table", title="Rank intervals (composite)"), nl=False)
+
+
+def _synthetic_record(scores: Path, frame: pd.DataFrame) -> dict[str, object] | None:
+    """The scores' ``.synthetic.json`` sidecar (from `kit simulate board`) when there is one,
+    else the evidence in the rows themselves (entry_hash synthetic:*), else None."""
+    sidecar = scores.with_name(scores.name + ".synthetic.json")
+    if sidecar.is_file():
+        record = boundary.read_json(sidecar)
+        if isinstance(record, dict) and record.get("synthetic") is True:
+            return {**record, "sidecar": sidecar.name}
+    return synthetic_evidence(frame)
 
 
 @click.group()

@@ -6,6 +6,10 @@ returns, every file it wrote is sealed in ``receipts/<kind>.receipt.json`` (with
 every input file it was given and its parameters) and the folder is swapped into place; when it
 raises (a refused parameter, bad input) or is killed, the earlier outputs stay exactly as they
 were. It replaces only a folder that is new, empty, or was written by the same command.
+With ``context=True`` the folder also keeps what produced it, sealed with the rest:
+``context.json`` (the command line, kit version, every input file's path and sha256, the
+parameters) and a copy of each input named in ``keep`` (``{"design_path": "design.yaml"}``), so
+a later reader (``kit report board DIR``) needs no input re-supplied.
 
 ``@sealed_file("out", kind="board check", companions=(".json",))`` is the rule for commands that
 write single files (``--out FILE``): after the command wrote ``FILE`` (also when it then exits 1,
@@ -18,8 +22,10 @@ and parameters; further file parameters named in ``also`` get a sidecar each. Ch
 from __future__ import annotations
 
 import functools
+import json
 import os
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,6 +37,7 @@ from kit.hashing import file_sha256
 from kit.release import receipts
 
 F = TypeVar("F", bound=Callable[..., Any])
+CONTEXT_FILE = "context.json"
 
 
 def _check_replaceable(target: Path, kind: str) -> None:
@@ -65,12 +72,83 @@ def _record(kwargs: dict[str, Any], *outs: str) -> dict[str, Any]:
     return {"inputs": inputs, "parameters": params}
 
 
+def command_line(
+    ctx: click.Context | None = None, placeholders: Mapping[str, str] | None = None
+) -> str:
+    """The command as a user would retype it: ``kit GROUP CMD ARGS`` with every parameter given
+    on the command line (options left at their default are omitted), shell-quoted;
+    ``placeholders`` writes a parameter's value as a fixed word (``{"out_dir": "OUT"}``)."""
+    ctx = ctx or click.get_current_context()
+    placeholders = placeholders or {}
+    names = [c.info_name or "" for c in reversed(_chain(ctx))]
+    words = ["kit", *names[1:]]
+    for param in ctx.command.params:
+        name = param.name or ""
+        value = placeholders.get(name, ctx.params.get(name))
+        if isinstance(param, click.Argument):
+            words += [str(v) for v in (value if param.multiple else (value,)) if v is not None]
+            continue
+        source = ctx.get_parameter_source(name)
+        if source is None or source.name == "DEFAULT" or not isinstance(param, click.Option):
+            continue
+        if param.is_flag and not param.secondary_opts and param.flag_value is True:
+            if value:
+                words.append(param.opts[0])
+        elif param.is_flag and isinstance(value, bool):
+            words.append(param.opts[0] if value else param.secondary_opts[0])
+        else:
+            for v in value if param.multiple else (value,):
+                words += [param.opts[0], str(v)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _chain(ctx: click.Context) -> list[click.Context]:
+    out: list[click.Context] = []
+    cur: click.Context | None = ctx
+    while cur is not None:
+        out.append(cur)
+        cur = cur.parent
+    return out
+
+
+def _keep_context(
+    stage: Path, body: dict[str, Any], kwargs: dict[str, Any], keep: Mapping[str, str], out: str
+) -> None:
+    """Write ``context.json`` and the copies named in ``keep`` into the staged folder; the
+    output folder is written OUT in the command line, so the folder's bytes do not depend on
+    where it was written."""
+    from kit import __version__
+
+    kept: dict[str, str] = {}
+    for param, name in sorted(keep.items()):
+        src = kwargs.get(param)
+        if isinstance(src, Path) and src.is_file():
+            atomic.write_bytes(stage / name, src.read_bytes())
+            kept[param] = name
+    try:
+        line = command_line(placeholders={out: "OUT"})
+    except RuntimeError:  # called outside click (a library caller): no command line
+        line = None
+    record = {
+        "command": line,
+        "command_note": "OUT is this folder",
+        "kit_version": __version__,
+        "inputs": body["inputs"],
+        "parameters": body["parameters"],
+        "kept": kept,
+    }
+    atomic.write_text(stage / CONTEXT_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
 def _exit_code(exc: SystemExit | click.exceptions.Exit) -> object:
     return exc.code if isinstance(exc, SystemExit) else exc.exit_code
 
 
-def sealed_output(out_param: str, kind: str) -> Callable[[F], F]:
-    """Decorate a click command whose ``out_param`` is its output folder (see module doc)."""
+def sealed_output(
+    out_param: str, kind: str, context: bool = False, keep: Mapping[str, str] | None = None
+) -> Callable[[F], F]:
+    """Decorate a click command whose ``out_param`` is its output folder (see module doc);
+    ``context`` / ``keep``: also keep ``context.json`` and copies of those inputs."""
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
@@ -87,6 +165,8 @@ def sealed_output(out_param: str, kind: str) -> Callable[[F], F]:
                     if _exit_code(exc) != 1:
                         raise
                     differs, result = exc, None  # checked and found a difference: keep, sealed
+                if context:
+                    _keep_context(stage, body, kwargs, keep or {}, out_param)
                 files = [
                     p.relative_to(stage).as_posix()
                     for p in sorted(stage.rglob("*"))

@@ -1,11 +1,15 @@
 """The `kit audit` report as one self-contained HTML page (no external resource of any kind).
 
 Pure rendering: the audit summary, the citation table and the passages in, an HTML string out.
-Sections: headline numbers with their intervals and what they depend on (verifier, variant,
-alpha, tau, calibration set); recovered vs planted (when the runs are a planted set); the
+The page opens with the verdict in words (``id=verdict``, :func:`kit.report.audit_text.
+verdict_sentences`: what share of citations name papers that do not exist, what share name a
+real paper that does not support the claim, what the flag rule catches and under which
+condition), then the evidence. Sections: headline numbers named in words with a one-line
+definition, the headline wrong-paper number marked, intervals that say when they are
+degenerate (n = 1), and what they depend on (verifier, variant, alpha, tau, calibration set); recovered vs planted (when the runs are a planted set); the
 flagged citations with claim and cited passage side by side and the re-attribution suggestion;
-the board placement with the inline-SVG rank-interval chart of :mod:`kit.report.board_page`;
-input hashes and kit version in the footer. Text that quotes a URL is written with its ``//``
+the board placement with the inline-SVG rank-interval chart of :mod:`kit.report.board_page`
+(labelled SYNTHETIC when the board's rows were generated); a glossary; input hashes and kit version in the footer. Text that quotes a URL is written with its ``//``
 as HTML entities so the page source names no external address (it renders unchanged).
 """
 
@@ -17,8 +21,17 @@ from typing import Any
 
 import pandas as pd
 
+from kit.report.audit_text import (
+    estimate_ci,
+    headline_wrong_paper,
+    interval_caveat,
+    metric_definition,
+    metric_name,
+    verdict_sentences,
+)
 from kit.report.board_page import CSS as BOARD_CSS
-from kit.report.board_page import VERDICT_STYLE, rank_chart_svg
+from kit.report.board_page import VERDICT_STYLE, explain_pair, rank_chart_svg, synthetic_banner
+from kit.report.glossary import glossary_html
 
 MAX_FLAGGED_ROWS = 200
 CSS = (
@@ -28,6 +41,9 @@ CSS = (
 .passage{max-height:9rem;overflow:auto;background:#fafafa;border:1px solid #eee;padding:.3rem;font-size:.8rem}
 .claim{font-size:.85rem} .ok{color:#1b7837} .bad{color:#b2182b}
 .flagrow{border-bottom:1px solid #ddd;padding:.5rem 0}
+.answer p{margin:.3rem 0} tr.headline td{background:#eef4fb;font-weight:600}
+.tag{font-size:.72rem;color:#fff;background:#2166ac;border-radius:.5rem;padding:0 .4rem;white-space:nowrap}
+.id{color:#888;font-size:.72rem;font-family:ui-monospace,monospace}
 """
 )
 
@@ -52,26 +68,53 @@ def _num(value: object, digits: int = 3) -> str:
 def _ci(row: Mapping[str, Any]) -> str:
     if row.get("estimate") is None:
         return "undefined (n = 0)"
-    return f"{_num(row['estimate'])} [{_num(row['lo'])}, {_num(row['hi'])}]"
+    return estimate_ci(row)
 
 
 def _headline(summary: Mapping[str, Any]) -> str:
+    key = headline_wrong_paper(summary["headline"])
     rows = []
     for m in summary["headline"]:
         extra = ""
         if m.get("cluster_bootstrap"):
             lo, hi = m["cluster_bootstrap"]
-            extra = f"; cluster bootstrap [{_num(lo)}, {_num(hi)}]"
+            extra = f"; cluster bootstrap over runs [{_num(lo)}, {_num(hi)}]"
+            if lo is not None and hi is not None and float(hi) - float(lo) <= 0:
+                extra += " (zero width: too few runs to resample)"
         if m.get("mean_score") is not None:
             extra += f"; mean score {_num(m['mean_score'])}"
+        caveat = interval_caveat(m)
+        tag = ""
+        if m["metric"] == key:
+            tag = " <span class=tag>headline</span>"
+        elif m["metric"].startswith("wrong_paper_") and key is not None:
+            tag = " <span class=meta>(evidence for the headline)</span>"
         rows.append(
-            f"<tr><td>{_e(m['metric'])}</td><td class=num>{_ci(m)}</td>"
-            f"<td class=num>{m['k']} / {m['n']}</td><td>{_e(m['ci'])}{_e(extra)}</td>"
-            f"<td>{_e(m['note'])}</td></tr>"
+            f"<tr{' class=headline' if m['metric'] == key else ''} id=metric-{_e(m['metric'])}>"
+            f"<td>{_e(metric_name(m['metric']))}{tag}<br><span class=id>{_e(m['metric'])}</span>"
+            f"</td><td class=num>{_ci(m)}</td>"
+            f"<td class=num>{m['k']} / {m['n']}</td><td>{_e(m['ci'])}{_e(extra)}"
+            + (f"<br><b class=bad>{_e(caveat)}</b>" if caveat else "")
+            + f"</td><td>{_e(metric_definition(m['metric']) or m['note'])}</td></tr>"
         )
+    which = (
+        f"<p class=meta>Which wrong-paper number to read: <b>{_e(metric_name(key))}</b> "
+        f"(<span class=id>{_e(key)}</span>) is the headline; "
+        + (
+            "the uncorrected 'no' rate and the 'no' + 'partial' upper bound are the evidence "
+            "it was corrected from."
+            if key == "wrong_paper_corrected"
+            else "no correction for the verifier's errors was possible (its error rates on "
+            "held-out pairs do not separate), so the uncorrected 'no' rate leads and the "
+            "'no' + 'partial' rate is an upper bound."
+        )
+        + "</p>"
+        if key is not None
+        else ""
+    )
     return (
-        "<table><tr><th>metric</th><th>estimate [95% CI]</th><th>k / n</th><th>interval</th>"
-        "<th>definition</th></tr>" + "".join(rows) + "</table>"
+        which + "<table id=headline-table><tr><th>metric</th><th>estimate [95% CI]</th>"
+        "<th>k / n</th><th>interval</th><th>definition</th></tr>" + "".join(rows) + "</table>"
     )
 
 
@@ -179,11 +222,14 @@ def _planted(summary: Mapping[str, Any]) -> str:
     for r in p["rows"]:
         cov = r.get("covered")
         mark = (
-            "" if cov is None else ("<span class=ok>yes</span>" if cov else "<b class=bad>NO</b>")
+            "<span class=meta>not checked (no interval)</span>"
+            if cov is None
+            else ("<span class=ok>yes</span>" if cov else "<b class=bad>NO</b>")
         )
         ci = "" if r.get("lo") is None else f"[{_num(r['lo'])}, {_num(r['hi'])}]"
         rows.append(
-            f"<tr><td>{_e(r['metric'])}</td><td class=num>{_num(r['planted'])}</td>"
+            f"<tr><td>{_e(metric_name(r['metric']))}<br><span class=id>{_e(r['metric'])}</span>"
+            f"</td><td class=num>{_num(r['planted'])}</td>"
             f"<td class=num>{_num(r.get('realised'))}</td>"
             f"<td class=num>{_num(r['estimate'])}</td><td class=num>{ci}</td>"
             f"<td>{mark}</td><td>{_e(r['rule'])}</td></tr>"
@@ -238,31 +284,67 @@ def _flagged(cites: pd.DataFrame, passages: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
+def board_synthetic(
+    summary: Mapping[str, Any], ranks: pd.DataFrame | None = None
+) -> Mapping[str, Any] | None:
+    """The SYNTHETIC record of the board the agent was placed on, or None: the summary's
+    ``board.synthetic`` (set by :func:`kit.audit.board.board_placement` from the rows'
+    ``synthetic:`` entry hash). ``ranks`` is accepted for the callers' convenience, unused."""
+    b = summary.get("board") or {}
+    rec = b.get("synthetic")
+    return rec if isinstance(rec, Mapping) and rec.get("synthetic") else None
+
+
 def _board(summary: Mapping[str, Any], ranks: pd.DataFrame | None) -> str:
     b = summary.get("board")
     if not b or ranks is None:
         return ""
+    synthetic = board_synthetic(summary, ranks)
     rows = []
     for p in b["pairs"]:
         colour, label = VERDICT_STYLE.get(p["verdict"], ("#666", p["verdict"]))
+        why = explain_pair({**p, "gap": p.get("agent_gap")})
         rows.append(
             f"<tr><td>{_e(p['other'])}</td><td>{_e(p['readout'])}</td>"
             f"<td>{'admissible' if p['admissible'] else '<b class=bad>refused</b>'}</td>"
             f"<td><span class=badge style='background:{colour}'>{_e(label)}</span></td>"
             f"<td>{_e(p['agent_better'])}</td><td class=num>{_num(p['agent_gap'])}</td>"
-            f"<td class=num>{_num(p['q'])}</td><td>{_e(p['reason'])}</td></tr>"
+            f"<td class=num>{_num(p['q'])}</td><td>{_e(why)}</td></tr>"
         )
+    lo, hi = b["rank_lo"], b["rank_hi"]
     return (
-        "<h2>Board placement</h2>"
-        f"<p>Agent <b>{_e(b['agent'])}</b>: certified rank interval "
-        f"<b>[{b['rank_lo']}, {b['rank_hi']}]</b> of {b['n_systems']} systems (composite "
+        "<h2 id=board-placement>Board placement"
+        + (" (SYNTHETIC board)" if synthetic else "")
+        + "</h2>"
+        + synthetic_banner(synthetic)
+        + f"<p>Agent <b>{_e(b['agent'])}</b>: certified rank interval "
+        f"<b class=nowrap>[{lo}, {hi}]</b> of {b['n_systems']} systems (composite "
         f"{_num(b['composite'])}; Bonferroni m = {b['m']}).</p>"
-        + rank_chart_svg(ranks)
+        + rank_chart_svg(ranks, synthetic=synthetic is not None)
         + "<table><tr><th>vs</th><th>readout</th><th>admissibility</th><th>verdict</th>"
-        "<th>agent better</th><th>agent gap</th><th>radius q</th><th>reason</th></tr>"
+        "<th>agent better</th><th>gap (agent − other)</th><th>q</th><th>reason</th></tr>"
         + "".join(rows)
         + "</table>"
     )
+
+
+GLOSSARY = (
+    "L1",
+    "L2",
+    "tau",
+    "alpha",
+    "catch",
+    "Wilson CI",
+    "Rogan-Gladen",
+    "gap",
+    "q",
+    "ε_outside",
+    "rank interval",
+    "certified",
+    "undecided",
+    "refused",
+    "SYNTHETIC",
+)
 
 
 def render_audit_page(
@@ -279,15 +361,18 @@ def render_audit_page(
         f"{_e(k)}: {_e(v['path'])} sha256 {_e(v['sha256'])}"
         for k, v in sorted(summary["inputs"].items())
     ]
+    synthetic = board_synthetic(summary, ranks) is not None
+    verdict = "".join(f"<p>{_e(line)}</p>" for line in verdict_sentences(summary, synthetic))
     body = [
         f"<h1>{_e(title)}</h1>",
+        f"<div id=verdict class=answer>{verdict}</div>",
         f"<p class=meta>{c['runs']} runs ({c['skipped_lines']} line(s) skipped), "
         f"{c['citations']} citations; models: {_e(', '.join(models) or '—')}. L1: "
         + ", ".join(f"{_e(k)} {v}" for k, v in c["l1"].items())
         + "; L2: "
         + ", ".join(f"{_e(k)} {v}" for k, v in c["l2"].items())
         + f"; re-attribution suggestions: {c['suggested']}.</p>",
-        "<h2>Headline numbers</h2>",
+        "<h2>The evidence: headline numbers</h2>",
         _depends(summary),
         _guarantee(summary),
         _headline(summary),
@@ -295,6 +380,7 @@ def render_audit_page(
         _board(summary, ranks),
         _flagged(cites, passages or {}),
         "<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in summary["notes"]) + "</ul>",
+        glossary_html(GLOSSARY),
         f"<footer>kit {_e(summary['kit_version'])} · seed {summary['seed']} · inputs: "
         + "<br>".join(inputs)
         + "</footer>",

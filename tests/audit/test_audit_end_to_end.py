@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
 
 import pandas as pd
 from audit_helpers import AGENT, AuditRun, audit_args, invoke
-from browser import screenshot
+from browser import artifact, dump_dom, screenshot
 
 from kit.release.receipts import verify_chain
 from kit.schema import read_table, validate_json
@@ -110,8 +111,62 @@ def test_page_is_self_contained(audited: AuditRun) -> None:
 
 
 def test_page_renders_in_headless_chromium(audited: AuditRun, tmp_path: Path) -> None:
-    png = screenshot(audited.out / "report.html", tmp_path / "page.png")
+    """Screenshots: the audit with its (SYNTHETIC) board, and the same audit without a board."""
+    from kit.report.audit_page import render_audit_page
+
+    png = screenshot(audited.out / "report.html", artifact(tmp_path, "audit-synthetic-board.png"))
     assert png.stat().st_size > 10_000  # a blank page is a few kB
+    s = _summary(audited)
+    s["board"] = None
+    cites = read_table(audited.out / "citations.csv", "audit_citations")
+    plain = tmp_path / "plain.html"
+    plain.write_text(render_audit_page(s, cites, None, {}))
+    assert "SYNTHETIC" not in plain.read_text().split("<h2>Glossary")[0]
+    png = screenshot(plain, artifact(tmp_path, "audit-default.png"))
+    assert png.stat().st_size > 10_000
+
+
+RAW = re.compile(r"\b(True|False|None)\b|\d\.\d{6,}")  # Python reprs: bools, None, long floats
+
+
+def test_stdout_is_human_readable(audited: AuditRun) -> None:
+    out = audited.result.output
+    assert not RAW.search(out), RAW.search(out)
+    lines = out.splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("audited 40 runs"))
+    assert lines[i + 2].startswith("Of 40 citations in 40 runs: ")  # the verdict first
+    assert "cite papers that do not exist" in lines[i + 2]
+    b = _summary(audited)["board"]
+    assert "board placement:" in lines
+    placement = lines[lines.index("board placement:") + 1]
+    assert placement.startswith(f"  SYNTHETIC board: {AGENT} places ")
+    assert f"[{b['rank_lo']}, {b['rank_hi']}]" in placement and "of 4 systems" in placement
+    assert "recovered vs planted:" in lines and "covered None" not in out
+
+
+def test_page_answers_first_in_the_browser(audited: AuditRun, tmp_path: Path) -> None:
+    """DOM after load: the verdict opens the page, the headline wrong-paper number is marked,
+    the board placement is labelled SYNTHETIC, metric names are words with definitions."""
+    dom = dump_dom(audited.out / "report.html", tmp_path / "profile")
+    body = dom.split("<body>", 1)[1]
+    verdict = re.search(r'<div id="verdict" class="answer">(.*?)</div>', body, re.S)
+    assert verdict and body.index('id="verdict"') < body.index("<h2>")
+    text = html.unescape(re.sub(r"<[^>]+>", "", verdict.group(1)))
+    c = _summary(audited)["counts"]
+    assert text.startswith(f"Of {c['citations']} citations in {c['runs']} runs: ")
+    assert re.search(r"\d+\.\d% \[\d+\.\d, \d+\.\d\] cite papers that do not exist", text)
+    assert "cite a real paper that does not support the claim" in text
+    assert "catches >= 90% of unsupported citations if they resemble" in text
+    row = re.search(r'<tr class="headline" id="metric-([a-z_]+)">', body)
+    assert row and row.group(1) == "wrong_paper_corrected"
+    assert body.count('class="headline"') == 1
+    assert "citations of papers that do not exist" in body  # the metric in words
+    board = body.split('<h2 id="board-placement">', 1)[1]
+    assert board.startswith("Board placement (SYNTHETIC board)</h2>")
+    assert '<p id="synthetic" class="synthetic">SYNTHETIC board' in board
+    assert ">SYNTHETIC</text>" in board  # on the chart
+    assert "exact" not in re.sub(r"<[^>]+>", " ", board.split("</table>")[0].split("<table>")[-1])
+    assert '<dl id="glossary" class="glossary">' in body and "<dt>tau</dt>" in body
 
 
 def test_rerun_reuses_cache_and_is_identical(audited: AuditRun, tmp_path: Path) -> None:
