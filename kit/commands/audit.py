@@ -8,7 +8,14 @@ import click
 
 from kit.audit.runner import DEFAULT_CALIBRATION, AuditOptions
 from kit.audit.runner import audit as run_and_write
-from kit.commands.options import score_store_options, score_store_root
+from kit.commands.options import (
+    PathDefault,
+    batch_size_option,
+    device_option,
+    score_store_options,
+    score_store_root,
+    variant_option,
+)
 from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 from kit.registry.fetch import DEFAULT_DEST
@@ -40,9 +47,17 @@ _dir = click.Path(file_okay=False, path_type=Path)
     type=_dir,
     default=DEFAULT_CORPUS_ROOT,
     show_default=True,
+    cls=PathDefault,
     help="Built corpora.",
 )
-@click.option("--raw", type=_dir, default=DEFAULT_DEST, show_default=True, help="Fetched registry.")
+@click.option(
+    "--raw",
+    type=_dir,
+    default=DEFAULT_DEST,
+    show_default=True,
+    cls=PathDefault,
+    help="Fetched registry.",
+)
 @click.option(
     "--calibration",
     default=DEFAULT_CALIBRATION,
@@ -58,11 +73,23 @@ _dir = click.Path(file_okay=False, path_type=Path)
     help="Miss tolerance (catch >= 1 - alpha) [the calibration artifact's alpha, else 0.1].",
 )
 @click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP)
-@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
-@click.option("--yes-at", type=click.FloatRange(0, 1), default=0.84, show_default=True)
-@click.option("--partial-at", type=click.FloatRange(0, 1), default=0.80, show_default=True)
+@variant_option
+@device_option
+@batch_size_option
+@click.option(
+    "--yes-at",
+    type=click.FloatRange(0, 1),
+    default=0.84,
+    show_default=True,
+    help="L2 'yes' iff the support score >= this.",
+)
+@click.option(
+    "--partial-at",
+    type=click.FloatRange(0, 1),
+    default=0.80,
+    show_default=True,
+    help="L2 'partial' iff the support score >= this (and below --yes-at).",
+)
 @click.option(
     "--n-cal",
     type=click.IntRange(min=1),
@@ -70,7 +97,13 @@ _dir = click.Path(file_okay=False, path_type=Path)
     show_default=True,
     help="Held-out construction-labelled items for the instrument and default calibration.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the instrument's held-out item sample and of every bootstrap.",
+)
 @click.option("--board", type=_file, default=None, help="Board score table (schemas/scores.yaml).")
 @click.option("--design", type=_file, default=None, help="Certification design YAML.")
 @click.option("--agent-scores", type=_file, default=None, help="The agent's rows for the board.")
@@ -80,7 +113,13 @@ _dir = click.Path(file_okay=False, path_type=Path)
     "--failed-lookups", type=_file, default=None, help="Simulated outages (default: beside RUNS)."
 )
 @score_store_options
-@click.option("--max-answer-chars", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option(
+    "--max-answer-chars",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Answers longer than this are an error (or a counted skip with --skip-bad).",
+)
 @click.option("--skip-bad", is_flag=True, help="Skip malformed run lines (counted) instead.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def audit(
@@ -114,6 +153,9 @@ def audit(
     quiet: bool,
 ) -> None:
     """Audit an agent's runs end to end: one report.
+
+    RUNS is a runs file in the kit's run format (JSONL; `kit import` converts inspect_ai and
+    lm-evaluation-harness logs).
 
     \b
     Stages: validate every run (nothing is scored until all parse); L1 existence against the

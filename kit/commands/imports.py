@@ -47,7 +47,7 @@ def import_group() -> None:
 @_limit
 @format_option
 def inspect_ai_cmd(log: Path, out: Path, limit: int | None, fmt: str) -> None:
-    """Import an inspect_ai log (.eval or .json), or every log in a folder.
+    """Import LOG, an inspect_ai log (.eval or .json), or every log in a folder LOG.
 
     One run per sample and epoch: the final answer, tool calls with the text each tool
     returned, scores, token usage, model and metadata. Samples that errored become failed runs
@@ -70,7 +70,7 @@ def inspect_ai_cmd(log: Path, out: Path, limit: int | None, fmt: str) -> None:
 def lm_eval_cmd(
     samples: Path, out: Path, model: str | None, task: str | None, limit: int | None, fmt: str
 ) -> None:
-    """Import an lm-evaluation-harness samples file (lm-eval --log_samples).
+    """Import SAMPLES, an lm-evaluation-harness samples file (lm-eval --log_samples).
 
     One run per line: the first filtered response as the answer, the line's metrics as
     scores, doc, target and hashes as metadata.
