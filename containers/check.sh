@@ -116,7 +116,7 @@ main() {
     step "inside: kit registry fetch (mirror) + kit reproduce run board_check + kit verify board"
     "${RUN[@]}" --entrypoint bash "$IMAGE" -c 'set -e
         kit registry fetch --mirror /mirror --offline
-        kit reproduce run board_check --raw data/raw --out /tmp/tables
+        kit reproduce run board_check --raw data/raw --tables /tmp/tables
         kit verify board board_check --tables /tmp/tables' \
         || fail "reproduction inside the container failed"
 

@@ -80,9 +80,13 @@ def cli() -> None:
       kit db build                build the DuckDB catalog data/prepared/catalog.duckdb
       kit query "SELECT count(*) FROM pubmedqa_items"
       kit board check             check the transcribed published board against itself
+      kit reproduce run           rebuild every published table into data/tables
       kit audit RUNS --out DIR    audit an agent's runs end to end: one report
       kit certify SCORES --design DESIGN --out DIR
                                   certify every pair of a score table (A beats B at alpha)
+
+    Default paths (data/raw, data/tables, ...) are inside the kit's checkout, from whatever
+    folder kit runs. One option name per concept in every command: docs/vocabulary.md.
 
     Exit status: 0 ok, 1 a check failed, 2 bad input or configuration, 3 internal error.
     """

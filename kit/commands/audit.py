@@ -10,7 +10,14 @@ import click
 
 from kit.audit.runner import DEFAULT_CALIBRATION, AuditOptions
 from kit.audit.runner import audit as run_and_write
-from kit.commands.options import score_store_options, score_store_root
+from kit.commands.options import (
+    PathDefault,
+    batch_size_option,
+    device_option,
+    score_store_options,
+    score_store_root,
+    variant_option,
+)
 from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 from kit.registry.fetch import DEFAULT_DEST
@@ -36,33 +43,21 @@ def citation_check_options(f: Callable[..., None]) -> Callable[..., None]:
             type=_dir,
             default=DEFAULT_CORPUS_ROOT,
             show_default=True,
+            cls=PathDefault,
             help="Built corpora.",
         ),
         click.option(
-            "--raw", type=_dir, default=DEFAULT_DEST, show_default=True, help="Fetched registry."
+            "--raw",
+            type=_dir,
+            default=DEFAULT_DEST,
+            show_default=True,
+            cls=PathDefault,
+            help="Fetched registry.",
         ),
         click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP),
-        click.option(
-            "--variant",
-            type=click.Choice(["fp32", "int8"]),
-            default="fp32",
-            show_default=True,
-            help="The verifier's ONNX file: fp32 or the int8-quantised one.",
-        ),
-        click.option(
-            "--device",
-            type=click.Choice(["cpu", "cuda"]),
-            default="cpu",
-            show_default=True,
-            help="Where the verifier runs.",
-        ),
-        click.option(
-            "--batch-size",
-            type=click.IntRange(min=1),
-            default=32,
-            show_default=True,
-            help="Verifier batch size.",
-        ),
+        variant_option,
+        device_option,
+        batch_size_option,
         click.option(
             "--yes-at",
             type=click.FloatRange(0, 1),
@@ -145,7 +140,13 @@ def audit_options(runs: Path, **check: Any) -> AuditOptions:
     show_default=True,
     help="Held-out construction-labelled items for the instrument and default calibration.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the instrument's held-out item sample and of every bootstrap.",
+)
 @click.option("--board", type=_file, default=None, help="Board score table (schemas/scores.yaml).")
 @click.option("--design", type=_file, default=None, help="Certification design YAML.")
 @click.option("--agent-scores", type=_file, default=None, help="The agent's rows for the board.")
@@ -187,6 +188,9 @@ def audit(
     quiet: bool,
 ) -> None:
     """Audit an agent's runs end to end: one report.
+
+    RUNS is a runs file in the kit's run format (JSONL; `kit import` converts inspect_ai and
+    lm-evaluation-harness logs).
 
     \b
     Stages: validate every run (nothing is scored until all parse; --limit N keeps the first

@@ -129,6 +129,8 @@ def certify(
 ) -> None:
     """Certify every pair of a score table under a declared design (Eq. 4 of the paper).
 
+    SCORES is a long score table, one row per (task, system, readout) (schemas/scores.yaml).
+
     \b
     SCORES: a CSV (or Parquet) score table in one of two formats (docs/certify.md):
     - plain (schemas/scores_plain.yaml): task_id, system, score [, cluster] [, readout];
@@ -278,19 +280,48 @@ def _effects(text: str) -> dict[str, float]:
 
 @simulate.command("board")
 @click.option("--out", "out_path", type=_path, required=True, help="CSV to write.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every draw.")
 @click.option(
     "--systems",
     default="A=0.05,B=0.0,C=0.0,D=-0.05",
     show_default=True,
     help="True effect per system: NAME=EFFECT,...",
 )
-@click.option("--tasks", "n_tasks", type=click.IntRange(min=1), default=50, show_default=True)
-@click.option("--clusters", "n_clusters", type=click.IntRange(min=1), default=23, show_default=True)
-@click.option("--readouts", default="synthesis,reasoning,writing", show_default=True)
-@click.option("--fail-rate", type=float, default=0.02, show_default=True)
-@click.option("--cluster-sd", type=float, default=0.03, show_default=True)
-@click.option("--noise-sd", type=float, default=0.08, show_default=True)
+@click.option(
+    "--tasks",
+    "n_tasks",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Tasks per system and readout.",
+)
+@click.option(
+    "--clusters",
+    "n_clusters",
+    type=click.IntRange(min=1),
+    default=23,
+    show_default=True,
+    help="Task clusters (equal split of the tasks; at most --tasks).",
+)
+@click.option(
+    "--readouts",
+    default="synthesis,reasoning,writing",
+    show_default=True,
+    help="Readout names, a comma list.",
+)
+@click.option(
+    "--fail-rate",
+    type=float,
+    default=0.02,
+    show_default=True,
+    help="Probability a score is a failed run (score empty, failed true).",
+)
+@click.option(
+    "--cluster-sd", type=float, default=0.03, show_default=True, help="SD of the cluster effects."
+)
+@click.option(
+    "--noise-sd", type=float, default=0.08, show_default=True, help="SD of the per-score noise."
+)
 def board_cmd(
     out_path: Path,
     seed: int,

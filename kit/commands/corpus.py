@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import format_option, raw_option
+from kit.commands.options import PathDefault, deprecated_command, format_option, raw_option
 from kit.corpus.build import DEFAULT_ROOT
 from kit.report.tables import render
 
@@ -20,6 +20,7 @@ root_option = click.option(
     type=_dir,
     default=DEFAULT_ROOT,
     show_default=True,
+    cls=PathDefault,
     help="Folder holding built corpora (one NAME/ folder each).",
 )
 
@@ -133,7 +134,7 @@ def _coverages(specs: tuple[str, ...]) -> list:
     return out
 
 
-corpus.add_command(build, "ingest")
+corpus.add_command(deprecated_command(build, "kit corpus ingest", "kit corpus build"))
 
 
 @corpus.command("list")

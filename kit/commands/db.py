@@ -6,18 +6,20 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import format_option, raw_option
+from kit.commands.options import PathDefault, deprecated_alias, format_option, raw_option
 from kit.registry.catalog import DEFAULT_DB, build_catalog, list_tables, run_query
 from kit.report.tables import render
 
-_db_option = click.option(
-    "--db",
+_catalog_option = click.option(
+    "--catalog",
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=DEFAULT_DB,
     show_default=True,
-    help="The catalog file.",
+    cls=PathDefault,
+    help="The DuckDB catalog file (built by `kit db build`; `make reproduce` builds it too).",
 )
+_db_alias = deprecated_alias("--db", "--catalog", "db_path")
 
 
 @click.group()
@@ -27,7 +29,8 @@ def db() -> None:
 
 @db.command("build")
 @raw_option
-@_db_option
+@_catalog_option
+@_db_alias
 def build_cmd(raw: Path, db_path: Path) -> None:
     """Build the catalog from data/raw (every file's sha256 is checked first).
 
@@ -42,7 +45,8 @@ def build_cmd(raw: Path, db_path: Path) -> None:
 
 
 @db.command("tables")
-@_db_option
+@_catalog_option
+@_db_alias
 @format_option
 def tables_cmd(db_path: Path, fmt: str) -> None:
     """List the catalog's tables with row and column counts.
@@ -54,7 +58,8 @@ def tables_cmd(db_path: Path, fmt: str) -> None:
 
 @click.command()
 @click.argument("sql")
-@_db_option
+@_catalog_option
+@_db_alias
 @format_option
 def query(sql: str, db_path: Path, fmt: str) -> None:
     """Run read-only SQL against the catalog and print the result.

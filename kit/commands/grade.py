@@ -18,24 +18,19 @@ import pandas as pd
 
 from kit import atomic, boundary
 from kit.commands.audit import audit_options, citation_check_options
+from kit.commands.options import PathDefault, table_out_format_option
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
 from kit.grade.reader import RunsRead, read_checklists, read_runs
 from kit.grade.runs import Citation
 from kit.registry.catalog import DEFAULT_DB
 from kit.registry.fetch import DEFAULT_DEST
-from kit.report.tables import FORMATS, render
+from kit.report.tables import render
 from kit.schema import validate_frame
 
 _SUFFIX_FORMAT = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".json": "json"}
 
-_format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default=None,
-    help="Output format [table on screen; from --out's suffix when writing a file].",
-)
+_format_option = table_out_format_option
 _out_option = click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -118,6 +113,8 @@ def grade() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=DEFAULT_DB,
     show_default=True,
+    cls=PathDefault,
+    help="The DuckDB catalog (kit db build): --guard-out takes cited passages from it.",
 )
 @_format_option
 @_out_option
@@ -131,7 +128,7 @@ def runs_cmd(
     fmt: str | None,
     out: Path | None,
 ) -> None:
-    """Validate a runs JSONL file (schemas/json/agent_run.schema.json) and list its runs.
+    """Validate RUNS, a runs JSONL file (schemas/json/agent_run.schema.json), and list its runs.
 
     Errors name the file, line and field (bad JSON, non-UTF-8, missing answer, duplicate
     run_id, an answer over --max-answer-chars). --guard-out converts the runs to the citation
@@ -179,8 +176,18 @@ def runs_cmd(
 
 @grade.command("judge")
 @click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--checklists", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--judge-name", default="lexical", show_default=True)
+@click.option(
+    "--checklists",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Frozen checklists JSONL (each with its frozen_sha256).",
+)
+@click.option(
+    "--judge-name",
+    default="lexical",
+    show_default=True,
+    help="Name of the judge in the verdict table (column judge).",
+)
 @click.option(
     "--catalog",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -202,7 +209,8 @@ def judge_cmd(
     fmt: str | None,
     out: Path | None,
 ) -> None:
-    """The built-in deterministic judge: a verdict per criterion (kit.grade.judge rules).
+    """The built-in deterministic judge: a verdict per criterion of each run in RUNS (a runs
+    JSONL file; kit.grade.judge rules).
 
     Writes a verdict table (schemas/grade_verdicts.yaml) that `kit grade checklist` scores.
 
@@ -230,7 +238,12 @@ def judge_cmd(
 
 @grade.command("checklist")
 @click.argument("verdicts", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--checklists", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--checklists",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Frozen checklists JSONL (each with its frozen_sha256).",
+)
 @click.option(
     "--threshold",
     type=click.FloatRange(0, 1),
@@ -257,7 +270,7 @@ def checklist_cmd(
     fmt: str | None,
     out: Path | None,
 ) -> None:
-    """Score a verdict table (any judge) against frozen checklists.
+    """Score VERDICTS, a verdict table (any judge), against frozen checklists.
 
     Score = weighted mean of credits (met 1, partial 0.5, not_met 0; must_avoid inverted);
     solved iff score >= --threshold. Checklists whose frozen_sha256 does not match are refused.
@@ -295,8 +308,8 @@ def checklist_cmd(
     "--catalog",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    hidden=True,
-    help="Deprecated and ignored: L1/L2 run over --corpus / --raw exactly as in `kit audit`.",
+    help="Deprecated and ignored (one release): L1/L2 run over --corpus / --raw exactly as in "
+    "`kit audit`.",
 )
 @click.option(
     "--citations-out",
@@ -316,7 +329,8 @@ def audit_cmd(
     out: Path | None,
     **check: Any,
 ) -> None:
-    """Two-level citation audit: the claims, L1 and L2 stages of `kit audit`, as a rates table.
+    """Two-level citation audit of RUNS (a runs JSONL file): the claims, L1 and L2 stages of
+    `kit audit`, as a rates table.
 
     A view of the `kit audit` pipeline (kit.audit.pipeline.audit_l1_l2): the same functions,
     options and defaults, so both give the same L1/L2 figures on the same input. L1: found /
@@ -365,7 +379,8 @@ def audit_cmd(
 def behaviour_cmd(
     runs: Path, max_answer_chars: int, skip_bad: bool, fmt: str | None, out: Path | None
 ) -> None:
-    """Zero-tool, non-attempt and cite rates and tool calls per answer, by model x difficulty.
+    """Zero-tool, non-attempt and cite rates and tool calls per answer of RUNS (a runs JSONL
+    file), by model x difficulty.
 
     Tool-disabled runs (tools_enabled=false) form their own arm ('no_tools'); their zero-tool
     rate is undefined (empty), never counted as an agent that skipped its tools.
@@ -403,7 +418,8 @@ def _args(text: str) -> dict[str, Any]:
 @click.argument("tool")
 @click.argument("arguments")
 def replay_key_cmd(tool: str, arguments: str) -> None:
-    """Print the request key: sha256 of canonical JSON {"arguments": ..., "tool": ...}.
+    """Print the request key of TOOL called with ARGUMENTS (a JSON object): sha256 of canonical
+    JSON {"arguments": ..., "tool": ...}.
 
     Example: kit grade replay key pubmed_search '{"q": "aspirin"}'
     """
@@ -413,11 +429,17 @@ def replay_key_cmd(tool: str, arguments: str) -> None:
 
 
 @replay.command("get")
-@click.option("--cache", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The replay cache JSONL (recorded tool responses).",
+)
 @click.argument("tool")
 @click.argument("arguments")
 def replay_get_cmd(cache: Path, tool: str, arguments: str) -> None:
-    """Answer one request from the cache only (replay mode); a miss is an error (exit 2).
+    """Answer one request, TOOL with ARGUMENTS (a JSON object), from the cache only (replay
+    mode); a miss is an error (exit 2).
 
     Example: kit grade replay get --cache cache.jsonl pubmed_search '{"q": "aspirin"}'
     """
@@ -429,7 +451,12 @@ def replay_get_cmd(cache: Path, tool: str, arguments: str) -> None:
 
 @replay.command("check")
 @click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--cache", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The replay cache JSONL (recorded tool responses).",
+)
 @_max_chars_option
 @_skip_option
 @_format_option
@@ -475,7 +502,13 @@ def replay_check_cmd(
 @grade.command("frozen-core")
 @click.argument("scores", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--roster", required=True, help="Comma list of roster models (all must fail).")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="A task is solved iff its score >= threshold.",
+)
 @click.option(
     "--second",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -493,7 +526,7 @@ def frozen_core_cmd(
     fmt: str | None,
     out: Path | None,
 ) -> None:
-    """The all-roster-fail core from per-task scores (task_id, model, score) and, with
+    """The all-roster-fail core from SCORES, per-task scores (task_id, model, score), and, with
     --second, membership churn between two decodes.
 
     Example: kit grade frozen-core scores.csv --roster GLM-5.1,Qwen3.6,DeepSeek-V4 --second redecode.csv
@@ -530,23 +563,49 @@ def frozen_core_cmd(
 
 
 @grade.command("planted")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for the planted set (sealed, replaced as a set).",
+)
 @click.option(
     "--raw",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_DEST,
     show_default=True,
+    cls=PathDefault,
+    help="The fetched registry folder (kit registry fetch).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--n-answers", type=click.IntRange(min=10), default=400, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every planted draw.")
 @click.option(
-    "--p-wrong", type=click.FloatRange(0, 1, max_open=True), default=0.15, show_default=True
+    "--n-answers",
+    type=click.IntRange(min=10),
+    default=400,
+    show_default=True,
+    help="Answers (runs) to plant.",
 )
 @click.option(
-    "--p-fabricated", type=click.FloatRange(0, 1, max_open=True), default=0.05, show_default=True
+    "--p-wrong",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.15,
+    show_default=True,
+    help="Probability a citation is an on-topic wrong paper.",
 )
 @click.option(
-    "--p-transient", type=click.FloatRange(0, 1, max_open=True), default=0.02, show_default=True
+    "--p-fabricated",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Probability a citation is a PMID that does not exist.",
+)
+@click.option(
+    "--p-transient",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.02,
+    show_default=True,
+    help="Probability a lookup fails transiently (simulated outage).",
 )
 @click.option(
     "--audit",

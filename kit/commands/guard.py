@@ -17,10 +17,16 @@ import pandas as pd
 
 from kit import atomic, boundary
 from kit.commands.options import (
+    PathDefault,
+    batch_size_option,
+    checkout_path,
+    deprecated_alias,
+    device_option,
     engine_options,
     raw_option,
     score_store_options,
     score_store_root,
+    variant_option,
 )
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError, InputError, Location
@@ -70,7 +76,7 @@ def guard() -> None:
     Examples:
       kit guard build-verifier --out data/verifier
       kit guard tau --calibration qasa --alphas 0.02:0.50:0.02 --out tau.csv
-      kit guard coverage --calibration qasa --n-cal 25,50,100,200 --splits 1000 --out cov.csv
+      kit guard coverage --calibration qasa --alphas 0.1,0.02 --n-cal 25,50,100,200 --out cov.csv
       kit guard run answers.jsonl --calibration cal.csv --alpha 0.1 --out guarded/
     """
 
@@ -83,9 +89,17 @@ def guard() -> None:
     "'unsupported_p_attr_scores', or a CSV with columns score,label.",
 )
 @click.option(
-    "--alphas", default="0.02:0.50:0.02", show_default=True, help="START:STOP:STEP or a,b,c."
+    "--alphas",
+    default="0.02:0.50:0.02",
+    show_default=True,
+    help="Miss tolerances: START:STOP:STEP (inclusive) or a,b,c, each in (0, 1).",
 )
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The tau curve CSV to write (sealed in FILE.receipt.json).",
+)
 @raw_option
 @sealed_file("out", kind="guard-tau")
 def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
@@ -118,19 +132,47 @@ def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
 
 @guard.command("coverage")
 @click.option("--calibration", required=True, help="As for `kit guard tau`.")
-@click.option("--targets", default="0.90,0.94,0.98", show_default=True, help="Target catch rates.")
-@click.option("--n-cal", "n_cal", default="25,50,100,200", show_default=True)
+@click.option(
+    "--alphas",
+    default="0.02,0.06,0.10",
+    show_default=True,
+    help="Miss tolerances as for `kit guard tau`; each row's catch target is 1 - alpha.",
+)
+@deprecated_alias(
+    "--targets",
+    "--alphas",
+    "alphas",
+    transform=lambda t: ",".join(repr(round(1 - x, 10)) for x in parse_alphas(t)),
+)
+@click.option(
+    "--n-cal",
+    "n_cal",
+    default="25,50,100,200",
+    show_default=True,
+    help="Calibration sizes to compare, a comma list (one row per alpha and size).",
+)
 @click.option(
     "--n-test", type=int, default=None, help="Test size per split [min(200, pool - n_cal)]."
 )
-@click.option("--splits", type=click.IntRange(min=1), default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--splits",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Random calibration/test splits per row.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the splits.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The coverage CSV to write (sealed in FILE.receipt.json).",
+)
 @raw_option
 @sealed_file("out", kind="guard-coverage")
 def coverage_cmd(
     calibration: str,
-    targets: str,
+    alphas: str,
     n_cal: str,
     n_test: int | None,
     splits: int,
@@ -140,19 +182,20 @@ def coverage_cmd(
 ) -> None:
     """Held-out catch rate of the conformal vs the naive-quantile threshold over random splits.
 
-    Each split draws n_cal calibration and n_test test scores (without replacement) from the
+    One row per (alpha, n_cal); its catch target is 1 - alpha (column target). Each split
+    draws n_cal calibration and n_test test scores (without replacement) from the
     unsupported pool. A row whose alpha needs k > n_cal, or whose n_cal + n_test exceeds the
     pool, is written with an explicit 'refused: ...' verdict (exit status stays 0).
 
     \b
     Example:
-      kit guard coverage --calibration qasa --n-cal 25,50,100,200 --splits 1000 --seed 0 --out coverage.csv
+      kit guard coverage --calibration qasa --alphas 0.1,0.02 --n-cal 25,50,100,200 --splits 1000 --seed 0 --out coverage.csv
     """
     from kit.guard.calibration import guarantee_columns, load_calibration
     from kit.reproductions.guard import coverage_table
 
     cal = load_calibration(calibration, raw)
-    tg = parse_alphas(targets)  # same grammar and domain (0, 1) as alphas
+    tg = [round(1.0 - a, 10) for a in parse_alphas(alphas)]  # catch targets 1 - alpha
     ns = parse_ints(n_cal, "--n-cal")
     if n_test is not None and n_test < 1:
         raise ConfigError("bad_parameter", f"--n-test must be >= 1; got {n_test}")
@@ -179,8 +222,9 @@ def _json_dump(obj: object) -> str:
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("data/verifier"),
+    default=checkout_path("data/verifier"),
     show_default=True,
+    cls=PathDefault,
     help="Folder for minilm-fp32.onnx, minilm-int8.onnx, tokenizer.json, card.json.",
 )
 def build_verifier_cmd(out: Path) -> None:
@@ -212,13 +256,9 @@ def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
             click.option(
                 "--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP
             ),
-            click.option(
-                "--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True
-            ),
-            click.option(
-                "--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True
-            ),
-            click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True),
+            variant_option,
+            device_option,
+            batch_size_option,
         ]
     ):
         f = opt(f)
@@ -233,7 +273,12 @@ def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
 @click.option(
     "--alpha", type=float, default=0.1, show_default=True, help="Miss tolerance: catch >= 1-alpha."
 )
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for guarded.jsonl, citations.csv and summary.json (sealed, replaced as a set).",
+)
 @verifier_options
 @click.option("--no-reattribute", is_flag=True, help="Flag only; do not try BM25 re-attribution.")
 @raw_option
@@ -311,8 +356,15 @@ def run_cmd(
 
 
 @guard.command("pairs")
-@click.option("--n", "n_items", type=click.IntRange(min=1), default=100, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--n",
+    "n_items",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="PubMedQA PQA-L items to sample (each gives one positive and four negatives).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the item sample.")
 @click.option(
     "--exclude",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -320,7 +372,12 @@ def run_cmd(
     help="An earlier pair table from this command: its items (item_pmid) and their abstracts "
     "are left out, so the two samples are disjoint (e.g. adapt on one, calibrate on the other).",
 )
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The pair table CSV to write (with FILE.meta.json; sealed in FILE.receipt.json).",
+)
 @raw_option
 @sealed_file("out", kind="guard-pairs", companions=(".meta.json",))
 def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Path) -> None:
@@ -539,7 +596,13 @@ LABEL_MAP_HELP = (
     default=None,
     help="Column with finer negative types for extra AUC rows [default: pair_type when present].",
 )
-@click.option("--n-boot", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option(
+    "--n-boot",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples of every CI.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option(
     "--out",
@@ -659,18 +722,29 @@ def _panel_names(specs: tuple[str, ...]) -> list[str]:
     help="Flag threshold per --verifier, in the same order (or one for all): flag when "
     "score <= tau.",
 )
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for agreement.*, verifiers.* and scores.csv (sealed, replaced as a set).",
+)
 @click.option("--label-map", default=None, help=LABEL_MAP_HELP)
 @click.option(
     "--group-column",
     default=None,
     help="Cluster column for cluster-bootstrap CIs [default: `group` when present].",
 )
-@click.option("--n-boot", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option(
+    "--n-boot",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples of every CI.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@variant_option
+@device_option
+@batch_size_option
 @sealed_output("out", kind="guard-panel")
 def panel_cmd(
     pairs: Path,
@@ -687,7 +761,8 @@ def panel_cmd(
 ) -> None:
     """Score one pair table with a panel of verifiers and report how their flags agree.
 
-    Each verifier flags a pair when its score <= its tau. For every pair of verifiers:
+    PAIRS is a pair table as for `kit guard score` (claim, passage; label and group when
+    present). Each verifier flags a pair when its score <= its tau. For every pair of verifiers:
     observed agreement, positive-specific agreement (on what is supported), negative-specific
     agreement (on what to flag) with a bootstrap CI, Cohen's kappa with a bootstrap CI and
     Gwet's AC1 (seed 001 Table S3). Per verifier: flag rate, and AUC / recall / specificity /

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kit import __version__, atomic
+from kit.commands.options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_file
 from kit.errors import ConfigError, InputError, Location
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
@@ -73,9 +74,9 @@ def _read_labelled(path: Path, label_map: dict[str, str]) -> tuple[pd.DataFrame,
     help="One tau over all negative types (default: Mondrian, one tau per type, when the "
     "negatives have two or more types).",
 )
-@click.option("--variant", type=click.Choice(["fp32", "int8"]), default="fp32", show_default=True)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@variant_option
+@device_option
+@batch_size_option
 @sealed_file("out", kind="guard-calibrate")
 def calibrate_cmd(
     labelled: Path,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import raw_option
+from kit.commands.options import PathDefault, checkout_path, raw_option
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
@@ -27,8 +27,9 @@ def _print_card(card: dict, out: Path) -> None:
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("data/verifier-nli"),
+    default=checkout_path("data/verifier-nli"),
     show_default=True,
+    cls=PathDefault,
     help="Card folder to write (ONNX fp32 + int8, tokenizer, weights, card.json).",
 )
 @click.option(
@@ -136,7 +137,13 @@ def train_cmd(
     required=True,
     help="New card folder.",
 )
-@click.option("--epochs", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Passes over the labelled sample.",
+)
 @click.option("--lr", type=float, default=3e-5, show_default=True, help="AdamW learning rate.")
 @click.option(
     "--folds",
@@ -150,8 +157,16 @@ def train_cmd(
     default=None,
     help="Extra label names: SRC=DST,... (DST entailment / neutral / contradiction).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seeds the folds, head and data order."
+)
+@click.option(
+    "--device",
+    type=click.Choice(["cpu", "cuda"]),
+    default="cpu",
+    show_default=True,
+    help="torch device for training.",
+)
 def adapt_cmd(
     labelled: Path,
     verifier: str,
@@ -222,6 +237,7 @@ def adapt_cmd(
     type=click.Choice(["entailment", "entailment_minus_contradiction"]),
     default="entailment",
     show_default=True,
+    help="Support score of a pair: P(entailment), or P(entailment) - P(contradiction).",
 )
 @click.option(
     "--max-length",
@@ -231,7 +247,12 @@ def adapt_cmd(
     help="Token limit of a (claim, window) pair.",
 )
 @click.option("--name", default=None, help="Name on the card [the file's stem].")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Card folder to write (the model, tokenizer and card.json).",
+)
 def import_cmd(
     model: Path,
     tokenizer: Path,
@@ -242,6 +263,8 @@ def import_cmd(
     out: Path,
 ) -> None:
     """Bring your own ONNX cross-encoder: write a sha256-pinned card folder for it.
+
+    MODEL is the ONNX file of the cross-encoder.
 
     One forward pass checks that the model takes (input_ids, attention_mask[,
     token_type_ids]) and returns one logit column per label. Every command then selects it

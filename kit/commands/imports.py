@@ -49,7 +49,7 @@ def import_group() -> None:
 @_limit
 @format_option
 def inspect_ai_cmd(log: Path, out: Path, limit: int | None, fmt: str) -> None:
-    """Import an inspect_ai log (.eval or .json), or every log in a folder.
+    """Import LOG, an inspect_ai log (.eval or .json), or every log in a folder LOG.
 
     One run per sample and epoch: the final answer, tool calls with the text each tool
     returned, scores, token usage, model and metadata. Samples that errored become failed runs
@@ -72,7 +72,7 @@ def inspect_ai_cmd(log: Path, out: Path, limit: int | None, fmt: str) -> None:
 def lm_eval_cmd(
     samples: Path, out: Path, model: str | None, task: str | None, limit: int | None, fmt: str
 ) -> None:
-    """Import an lm-evaluation-harness samples file (lm-eval --log_samples).
+    """Import SAMPLES, an lm-evaluation-harness samples file (lm-eval --log_samples).
 
     One run per line: the first filtered response as the answer, the line's metrics as
     scores, doc, target and hashes as metadata.
@@ -97,7 +97,8 @@ def lm_eval_cmd(
 @_out
 @click.option("--model", default=None, help="Model name for every line (instead of model=).")
 @click.option(
-    "--cited-scheme",
+    "--id-scheme",
+    "cited_scheme",
     type=click.Choice(CITED_SCHEMES),
     default=None,
     help="Scheme of the cited= identifiers [read from each identifier; 'other' if none].",
@@ -113,7 +114,7 @@ def jsonl_cmd(
     limit: int | None,
     fmt: str,
 ) -> None:
-    """Import any JSON Lines file of runs, one run per line, through a field map.
+    """Import FILE, any JSON Lines file of runs (one run per line), through a field map.
 
     The answer becomes the run's answer (claims and citations are read from it unless claims=
     is mapped); cited= is the run's reference list. No tool calls are imported (runs are

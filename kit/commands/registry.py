@@ -8,11 +8,23 @@ import click
 import pandas as pd
 
 from kit import atomic
-from kit.commands.options import format_option
+from kit.commands.options import PathDefault, deprecated_alias, format_option
 from kit.registry import fetch as fetch_mod
 from kit.registry.licences import render_licences
 from kit.registry.sources import REPO_ROOT, load_sources
 from kit.report.tables import render
+
+# the registry folder is --raw everywhere (the commands reading it say --raw too)
+_raw_dest = click.option(
+    "--raw",
+    "dest",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=fetch_mod.DEFAULT_DEST,
+    show_default=True,
+    cls=PathDefault,
+    help="The registry folder: where fetched files land and are checked.",
+)
+_dest_alias = deprecated_alias("--dest", "--raw", "dest")
 
 
 @click.group()
@@ -50,18 +62,14 @@ def list_cmd(fmt: str) -> None:
     default=None,
     help="Mirror folder laid out like the registry (default: $KIT_MIRROR, else ../shared/registry).",
 )
-@click.option(
-    "--dest",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=fetch_mod.DEFAULT_DEST,
-    show_default=True,
-    help="Where files land.",
-)
+@_raw_dest
+@_dest_alias
 @click.option(
     "--dvc-cache",
     type=click.Path(file_okay=False, path_type=Path),
     default=fetch_mod.DEFAULT_DVC_CACHE,
     show_default=True,
+    cls=PathDefault,
     help="DVC cache folder (content-addressed by md5), tried first.",
 )
 @click.option("--no-dvc-cache", is_flag=True, help="Skip the DVC cache.")
@@ -112,12 +120,8 @@ def fetch_cmd(
 
 
 @registry.command("verify")
-@click.option(
-    "--dest",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=fetch_mod.DEFAULT_DEST,
-    show_default=True,
-)
+@_raw_dest
+@_dest_alias
 def verify_cmd(dest: Path) -> None:
     """Check that every registered file is in place with its pinned sha256 (fetches nothing).
 

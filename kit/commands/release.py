@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from kit.commands.options import PathDefault
 from kit.errors import ConfigError
 from kit.registry.sources import REPO_ROOT, SOURCES_FILE, load_sources
 from kit.release import container
@@ -17,6 +18,7 @@ _ROOT = click.option(
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     default=REPO_ROOT,
     show_default=True,
+    cls=PathDefault,
     help="Release root: a git work tree holding data.dvc and data/raw.",
 )
 _SOURCES = click.option(
@@ -25,6 +27,7 @@ _SOURCES = click.option(
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     default=SOURCES_FILE,
     show_default=True,
+    cls=PathDefault,
     help="Registry source list giving each data/raw file its source and licence.",
 )
 
@@ -129,9 +132,11 @@ def container_cmd(
     image: str | None,
     host: str | None,
 ) -> None:
-    """Run `make reproduce` (or --target) inside the KIND image through the Docker Engine API
-    (Docker, or podman's `podman system service`), offline, with the mirror mounted read-only.
-    Exit 1 when the run inside fails. Build the image first (containers/README.md).
+    """Run `make reproduce` (or --target) inside the KIND image (cpu or gpu) through the Docker
+    Engine API (Docker, or podman's `podman system service`), offline, with the mirror mounted
+    read-only. The one way to run the reproduction in a container (`kit reproduce run
+    --container` is its deprecated alias). Exit 1 when the run inside fails. Build the image
+    first (containers/README.md).
 
     Example: kit release container cpu --mirror ../shared/registry
     """

@@ -34,7 +34,7 @@ def report() -> None:
     help="Override the design YAML the board was certified under (default: CERTIFIED/design.yaml, "
     "the copy `kit certify` keeps); shows alpha and its sha256.",
 )
-@click.option("--title", default="Certified board", show_default=True)
+@click.option("--title", default="Certified board", show_default=True, help="Title of the page.")
 @sealed_file("out", kind="report-board", default=lambda kw: kw["certified"] / "board.html")
 def board_cmd(certified: Path, out: Path | None, design: Path | None, title: str) -> None:
     """Render CERTIFIED/pairs.csv and CERTIFIED/ranks.csv (from `kit certify`) as one HTML page:

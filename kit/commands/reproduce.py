@@ -9,7 +9,14 @@ import click
 import pandas as pd
 
 from kit import atomic
-from kit.commands.options import format_option, raw_option
+from kit.commands.options import (
+    DeprecatedOption,
+    PathDefault,
+    deprecated_alias,
+    format_option,
+    raw_option,
+    warn_deprecated,
+)
 from kit.release import receipts
 from kit.release import reproduce as rep
 from kit.report.tables import render, to_console
@@ -58,11 +65,16 @@ def list_cmd(fmt: str) -> None:
 @click.argument("names", nargs=-1)
 @raw_option
 @click.option(
-    "--out",
+    "--tables",
+    "out",
     type=click.Path(file_okay=False, path_type=Path),
     default=rep.DEFAULT_OUT,
     show_default=True,
+    cls=PathDefault,
+    help="Folder the tables are written to (csv, markdown, LaTeX and a sealed receipt each); "
+    "`kit verify board --tables` reads the same folder.",
 )
+@deprecated_alias("--out", "--tables", "out")
 @click.option(
     "--verifier",
     "verifier",
@@ -87,8 +99,8 @@ def list_cmd(fmt: str) -> None:
     "--container",
     type=click.Choice(["cpu", "gpu"]),
     default=None,
-    help="Run `make reproduce` inside the CPU or GPU image instead (Docker or podman API; "
-    "see containers/README.md). NAMES and --raw are then ignored.",
+    cls=DeprecatedOption,
+    replacement="kit release container KIND",
 )
 @click.pass_context
 def run_cmd(
@@ -103,13 +115,17 @@ def run_cmd(
 ) -> None:
     """Run reproductions (all when no NAME is given); write csv, markdown and LaTeX tables.
 
-    Each run also writes a sealed receipt whose parent is the registry receipt (the sha256 of
-    every input file), so `kit verify receipts` can prove where every table came from.
+    NAMES are reproduction names as `kit reproduce list` prints them. Each run also writes a
+    sealed receipt whose parent is the registry receipt (the sha256 of every input file), so
+    `kit verify receipts` can prove where every table came from. To run the whole
+    reproduction inside the kit's container image instead: `kit release container cpu`.
 
-    Example: kit reproduce run board_check --out data/tables
+    Example: kit reproduce run board_check --tables data/tables
     """
     if container is not None:
         from kit.commands.release import container_cmd
+
+        warn_deprecated("kit reproduce run --container KIND", f"kit release container {container}")
 
         ctx.invoke(
             container_cmd,
@@ -153,9 +169,13 @@ def run_cmd(
     type=click.Path(file_okay=False, path_type=Path),
     default=rep.DEFAULT_OUT,
     show_default=True,
+    cls=PathDefault,
+    help="Folder of reproduced tables to freeze (as `kit reproduce run --tables` wrote it).",
 )
 def freeze_cmd(names: tuple[str, ...], tables: Path) -> None:
     """Copy current outputs into reproduce/expected/ (a deliberate act: review the diff).
+
+    NAMES are reproduction names (`kit reproduce list`); none: every reproduction.
 
     Example: kit reproduce freeze board_check && git diff reproduce/expected
     """

@@ -40,7 +40,7 @@ def list_cmd(fmt: str) -> None:
 @schema.command("show")
 @click.argument("name")
 def show_cmd(name: str) -> None:
-    """Print a schema's YAML.
+    """Print the YAML of the schema NAME (as `kit schema list` names it).
 
     Example: kit schema show scores
     """
@@ -52,7 +52,8 @@ def show_cmd(name: str) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--schema", "name", required=True, help="Schema name (see `kit schema list`).")
 def validate_cmd(path: Path, name: str) -> None:
-    """Validate a CSV or Parquet file; exit 2 listing every problem (file, row, column, check).
+    """Validate the CSV or Parquet file PATH against a schema; exit 2 listing every problem
+    (file, row, column, check).
 
     Example: kit schema validate my_scores.csv --schema scores
     """

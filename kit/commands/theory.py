@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
+from kit.commands.options import deprecated_alias, format_for, table_out_format_option
 from kit.commands.sealed import sealed_file
 from kit.errors import ConfigError, InputError, Location
 from kit.report.tables import render
@@ -24,13 +25,11 @@ from kit.schema import read_table, validate_frame
 if TYPE_CHECKING:
     from kit.certify.distance import BranchKernels, SystemDistance
 
-OUT_FORMATS = ("csv", "markdown", "table", "json")
 
-
-def _emit(frame: pd.DataFrame, schema: str, out: Path | None, fmt: str, title: str) -> None:
+def _emit(frame: pd.DataFrame, schema: str, out: Path | None, fmt: str | None, title: str) -> None:
     """Validate ``frame`` against its schema, then write it atomically (or print it)."""
     frame = validate_frame(frame, schema, str(out) if out else "<output>")
-    text = render(frame, fmt, title=title)
+    text = render(frame, format_for(fmt, out), title=title)
     if out is None:
         click.echo(text, nl=False)
     else:
@@ -44,14 +43,7 @@ _out_option = click.option(
     default=None,
     help="Output file (default: print to stdout).",
 )
-_format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(OUT_FORMATS),
-    default="csv",
-    show_default=True,
-    help="Output format.",
-)
+_format_option = table_out_format_option
 
 
 @click.group()
@@ -74,17 +66,20 @@ def theory() -> None:
 @theory.command("lm")
 @click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
-    "--design",
+    "--estimator",
     "designs",
     multiple=True,
     type=click.Choice(["ratio_q95", "ratio_sup", "affine"]),
-    help="Estimator(s) [all three].",
+    help="Estimator(s) of L_M, repeatable [all three].",
 )
+@deprecated_alias("--design", "--estimator", "designs", multiple=True)
 @click.option("--q", type=float, default=0.95, show_default=True, help="Quantile level.")
 @_out_option
 @_format_option
 @sealed_file("out", kind="theory-lm")
-def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt: str) -> None:
+def lm_cmd(
+    runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt: str | None
+) -> None:
     """Module sensitivity L_M from paired runs (Appendix F.1, Tables 11-12).
 
     RUNS is a CSV with columns system, task_id, x (entry mismatch), y (exit distance). Writes
@@ -93,7 +88,7 @@ def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt
 
     \b
     Examples:
-      kit theory lm examples/theory/runs.csv --design ratio_q95 --design affine
+      kit theory lm examples/theory/runs.csv --estimator ratio_q95 --estimator affine
     """
     from kit.certify import sensitivity
 
@@ -125,7 +120,7 @@ def lm_cmd(runs: Path, designs: tuple[str, ...], q: float, out: Path | None, fmt
 @_out_option
 @_format_option
 @sealed_file("out", kind="theory-compose")
-def compose_cmd(stages: Path, eps0: float, L_U: float, out: Path | None, fmt: str) -> None:
+def compose_cmd(stages: Path, eps0: float, L_U: float, out: Path | None, fmt: str | None) -> None:
     """Theorem 2 (recursion and product form), Corollary 2 and Theorem 3 from stage constants.
 
     STAGES is a CSV with columns stage (1..K), L, eps and optional xi and name; a constant may
@@ -252,11 +247,19 @@ def _whole_system(
 @theory.command("distance")
 @click.argument("transitions", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("states", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--system-a", required=True)
-@click.option("--system-b", required=True)
+@click.option("--system-a", required=True, help="First system (a value of the system column).")
+@click.option("--system-b", required=True, help="Second system (a value of the system column).")
 @click.option("--gamma", type=float, default=0.9, show_default=True, help="Continuation weight.")
 @click.option("--beta", type=float, default=0.5, show_default=True, help="Label weight.")
-@click.option("--tol", type=float, default=1e-10, show_default=True)
+@click.option(
+    "--tolerance",
+    "tol",
+    type=float,
+    default=1e-10,
+    show_default=True,
+    help="Stop iterating once the sup-norm update is <= this (fixed point of Eq. 17).",
+)
+@deprecated_alias("--tol", "--tolerance", "tol")
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="For random contraction pairs."
 )
@@ -288,7 +291,7 @@ def distance_cmd(
     entries: Path | None,
     pairs_out: Path | None,
     out: Path | None,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
     """Controllability distance (Definitions 8-9, Theorem 4, Proposition 2) on logged kernels.
 
@@ -371,7 +374,7 @@ def distance_cmd(
 @_out_option
 @_format_option
 @sealed_file("out", kind="theory-radius")
-def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str) -> None:
+def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str | None) -> None:
     """Contextwise window radius C_M (Definition 11, Appendix F.6) with its entry bracket.
 
     PAIRS: task_id, exit_dist, and entry_dist or (e_a, e_b) -- each entry's distance to the
@@ -421,7 +424,7 @@ def fgw_cmd(
     masses: str,
     pair: tuple[str, str] | None,
     out: Path | None,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
     """Fused Gromov-Wasserstein discrepancy (Definition 13, Eq. (20)) between claim graphs.
 

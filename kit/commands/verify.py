@@ -9,6 +9,7 @@ import click
 import pandas as pd
 
 from kit import atomic
+from kit.commands.options import PathDefault
 from kit.release import receipts
 from kit.release import reproduce as rep
 from kit.report.tables import render
@@ -26,12 +27,16 @@ def verify() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=rep.DEFAULT_OUT,
     show_default=True,
+    cls=PathDefault,
+    help="Folder of reproduced tables to check (as `kit reproduce run --tables` wrote it).",
 )
 @click.option(
     "--expected",
     type=click.Path(file_okay=False, path_type=Path),
     default=rep.EXPECTED_DIR,
     show_default=True,
+    cls=PathDefault,
+    help="Folder of the frozen tables (changed only by `kit reproduce freeze`).",
 )
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
 @click.option(
@@ -46,7 +51,7 @@ def board_cmd(
 ) -> None:
     """Compare every reproduced table with its frozen copy, cell by cell, within the declared
     per-column tolerance. Prints cells compared, cells differing and max |delta|; exit 1 naming
-    each differing cell.
+    each differing cell. NAMES are reproduction names (`kit reproduce list`); none: all.
 
     Example: kit verify board --tables data/tables
     """
@@ -90,7 +95,8 @@ def board_cmd(
 @verify.command("receipts")
 @click.argument("folder", type=click.Path(path_type=Path), default=rep.DEFAULT_OUT)
 def receipts_cmd(folder: Path) -> None:
-    """Verify FOLDER completely against its receipts: the chain, every sealed file's sha256
+    """Verify FOLDER (default data/tables) completely against its receipts: the chain, every
+    sealed file's sha256
     (tables, pages, JSON, figures), and that every file in FOLDER is sealed by some receipt
     (or listed as untracked, like a cache). A single-file output (a table written with
     --out FILE) is verified against its sidecar FILE.receipt.json: give FILE.

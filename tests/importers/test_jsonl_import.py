@@ -102,7 +102,7 @@ def test_cited_scheme_reads_bare_ids(tmp_path: Path) -> None:
     src = _write(tmp_path, [line])
     out = tmp_path / "runs.jsonl"
     m = "run_id=id,task_id=t,model=m,answer=ans,cited=refs"
-    assert _invoke(str(src), "--map", m, "--out", str(out), "--cited-scheme", "pmid").exit_code == 0
+    assert _invoke(str(src), "--map", m, "--out", str(out), "--id-scheme", "pmid").exit_code == 0
     assert [(c.id_type, c.value) for c in read_runs(out).runs[0].cited] == [
         ("PMID", "123"),
         ("PMID", "456"),

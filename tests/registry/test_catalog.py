@@ -21,7 +21,7 @@ def catalog(registry_raw: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 
 def _q(db: Path, sql: str, fmt: str = "csv") -> tuple[int, str]:
-    res = CliRunner().invoke(cli, ["query", sql, "--db", str(db), "--format", fmt])
+    res = CliRunner().invoke(cli, ["query", sql, "--catalog", str(db), "--format", fmt])
     return res.exit_code, res.output
 
 
@@ -89,7 +89,7 @@ def test_build_refuses_unverified_raw(registry_raw: Path, tmp_path: Path) -> Non
     p = raw / "pubmedqa/ori_pqal.json"
     p.write_bytes(p.read_bytes()[:-10])
     db = tmp_path / "c.duckdb"
-    res = CliRunner().invoke(cli, ["db", "build", "--raw", str(raw), "--db", str(db)])
+    res = CliRunner().invoke(cli, ["db", "build", "--raw", str(raw), "--catalog", str(db)])
     assert res.exit_code == 2
     assert "pubmedqa/ori_pqal.json" in res.output
     assert not db.exists()
@@ -182,6 +182,6 @@ def test_normal_selects_still_work(catalog: Path, sql: str) -> None:
 
 
 def test_db_tables_lists_the_catalog(catalog: Path) -> None:
-    res = CliRunner().invoke(cli, ["db", "tables", "--db", str(catalog), "--format", "csv"])
+    res = CliRunner().invoke(cli, ["db", "tables", "--catalog", str(catalog), "--format", "csv"])
     assert res.exit_code == 0, res.output
     assert "pubmedqa_items" in res.output

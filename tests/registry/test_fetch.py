@@ -94,7 +94,7 @@ def test_corrupt_mirror_byte_is_exit_2_and_dest_unchanged(
             "fetch",
             "--mirror",
             str(mirror_copy),
-            "--dest",
+            "--raw",
             str(dest),
             "--offline",
             "--no-dvc-cache",
@@ -130,7 +130,7 @@ def test_verify_present_names_missing_file(registry_raw: Path, tmp_path: Path) -
     dest = tmp_path / "raw"
     shutil.copytree(registry_raw, dest)
     (dest / "published" / "openbiorq_board.csv").unlink()
-    res = CliRunner().invoke(cli, ["registry", "verify", "--dest", str(dest)])
+    res = CliRunner().invoke(cli, ["registry", "verify", "--raw", str(dest)])
     assert res.exit_code == 2
     assert "published/openbiorq_board.csv" in res.output
 

@@ -42,7 +42,7 @@ def test_run_verify_and_tamper(registry_raw: Path, tmp_path: Path) -> None:
     out = tmp_path / "tables"
     runner = CliRunner()
     res = runner.invoke(
-        cli, ["reproduce", "run", "board_check", "--raw", str(registry_raw), "--out", str(out)]
+        cli, ["reproduce", "run", "board_check", "--raw", str(registry_raw), "--tables", str(out)]
     )
     assert res.exit_code == 0, res.output
     for suffix in (".csv", ".md", ".tex"):
@@ -73,7 +73,8 @@ def test_rebuild_is_byte_identical(registry_raw: Path, tmp_path: Path) -> None:
     for name in ("a", "b"):
         out = tmp_path / name
         res = runner.invoke(
-            cli, ["reproduce", "run", "--raw", str(registry_raw), "--out", str(out), "board_check"]
+            cli,
+            ["reproduce", "run", "--raw", str(registry_raw), "--tables", str(out), "board_check"],
         )
         assert res.exit_code == 0, res.output
         outs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
@@ -109,9 +110,7 @@ def test_content_hash_is_canonical() -> None:
 def test_container_run_needs_an_engine(tmp_path: Path, monkeypatch) -> None:
     # no Docker API at this address: a clear configuration error, exit 2, nothing written
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    res = CliRunner().invoke(
-        cli, ["reproduce", "run", "--container", "cpu", "--out", str(tmp_path / "out")]
-    )
+    res = CliRunner().invoke(cli, ["release", "container", "cpu", "--out", str(tmp_path / "out")])
     assert res.exit_code == 2
     assert "error [" in res.output and ("Docker" in res.output or "docker" in res.output)
     assert not (tmp_path / "out").exists()

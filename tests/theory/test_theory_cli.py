@@ -36,7 +36,7 @@ def test_lm(tmp_path: Path) -> None:
     assert len(lm) == 3 * (1 + 3 + 3)
     pooled = lm[(lm.design == "ratio_sup") & (lm.scope == "pooled")].iloc[0]
     assert pooled.L_M <= 0.8 + 1e-9 and pooled.coverage == 1.0
-    code, text = run(["theory", "lm", str(runs), "--design", "affine", "--format", "markdown"])
+    code, text = run(["theory", "lm", str(runs), "--estimator", "affine", "--format", "markdown"])
     assert code == 0 and text.startswith("| design |")
 
 

@@ -186,12 +186,16 @@ def test_theorem3_with_zero_and_infinite_constants() -> None:
 def test_compose_cli_zero_and_infinite_constants(tmp_path: Path) -> None:
     stages = tmp_path / "stages.csv"
     stages.write_text("stage,L,eps\n1,0,0\n2,inf,0.05\n")
-    res = CliRunner().invoke(cli, ["theory", "compose", str(stages), "--eps0", "0.05"])
+    res = CliRunner().invoke(
+        cli, ["theory", "compose", str(stages), "--eps0", "0.05", "--format", "csv"]
+    )
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[-1].split(",")[5:] == ["0.05", "0.05", "", "0.05"]
     # eps0 = inf is a valid input (W_0 unbounded): printed as inf, flagged as vacuous
-    res = CliRunner().invoke(cli, ["theory", "compose", str(stages), "--eps0", "inf", "--L-U", "0"])
+    res = CliRunner().invoke(
+        cli, ["theory", "compose", str(stages), "--eps0", "inf", "--L-U", "0", "--format", "csv"]
+    )
     assert res.exit_code == 0, res.output
     assert "vacuous" in res.stderr and "stage(s) 0" in res.stderr
     first = res.stdout.splitlines()[1].split(",")
