@@ -13,7 +13,7 @@ from kit import atomic
 from kit.certify.design import parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, true_differences
-from kit.commands.sealed import sealed_output
+from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
 from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
 from kit.schema import read_table, read_yaml, validate_frame
@@ -207,6 +207,7 @@ def _effects(text: str) -> dict[str, float]:
 @click.option("--fail-rate", type=float, default=0.02, show_default=True)
 @click.option("--cluster-sd", type=float, default=0.03, show_default=True)
 @click.option("--noise-sd", type=float, default=0.08, show_default=True)
+@sealed_file("out_path", kind="simulate-board", appended=(".synthetic.json",))
 def board_cmd(
     out_path: Path,
     seed: int,
@@ -219,6 +220,8 @@ def board_cmd(
     noise_sd: float,
 ) -> None:
     """Write a seeded SYNTHETIC score table and a sidecar OUT.synthetic.json with the truth.
+
+    Both are sealed in OUT.receipt.json (check: kit verify receipts OUT).
 
     Example: kit simulate board --out synthetic_scores.csv --seed 1
     """
