@@ -13,7 +13,7 @@ KIT := $(BIN)/kit
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: help setup fetch reproduce test test-slow test-all verify bench device-check lint format clean container-check release
+.PHONY: help setup fetch reproduce test test-slow test-all verify bench device-check lint format clean container-check container-lock release
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/' | column -t -s ':'
@@ -81,6 +81,9 @@ container-check: $(BIN)/.installed  ## build the CPU image (podman) and run make
 	@containers/check.sh full; rc=$$?; \
 	if [ $$rc -eq 77 ]; then echo "container-check: SKIPPED, not passed (containers/check.sh exit 77)"; fi; \
 	exit $$rc
+
+container-lock: $(BIN)/.installed  ## rewrite containers/requirements*.lock (sha256 of every file the images install) from constraints.txt
+	$(BIN)/python containers/lock.py
 
 clean:  ## remove derived data (keeps data/raw and the venv)
 	rm -rf data/prepared data/tables data/metrics data/verifier

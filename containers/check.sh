@@ -6,8 +6,9 @@
 # only when everything ran and passed.
 #
 # The base image is a local debootstrap of Debian bookworm (python3 3.11, python3-venv, make,
-# ca-certificates) imported into podman: no registry pull. Python packages come from wheels
-# downloaded on the host (pinned by constraints.txt) and bind-mounted into the build.
+# ca-certificates) imported into podman: no registry pull. Python packages come from files
+# downloaded on the host, each pinned by sha256 in containers/requirements.lock (installed with
+# pip --require-hashes), bind-mounted into the build.
 #
 # Usage: containers/check.sh [full|quick]
 #   full  (default) the image's default command, `make reproduce` (dvc repro + verify), then the
@@ -74,16 +75,19 @@ main() {
         tar -C "$WORK/rootfs" -c . | "${PODMAN[@]}" import - "$BASE" >/dev/null
     fi
 
-    # 3. wheels for every pinned package, downloaded on the host (pip cannot reach PyPI in a build).
-    # Re-downloaded only when constraints.txt changes (a stamp holds its sha256).
-    stamp="$WORK/wheels/.constraints.sha256"
-    want=$(sha256sum "$REPO/constraints.txt" | cut -d' ' -f1)
+    # 3. the locked files (containers/requirements.lock: every package pinned by sha256),
+    # downloaded on the host (pip cannot reach PyPI in a build); pip checks every hash here and
+    # again in the image. Re-downloaded only when the lock changes (a stamp holds its sha256).
+    LOCK="$REPO/containers/requirements.lock"
+    stamp="$WORK/wheels/.lock.sha256"
+    want=$(sha256sum "$LOCK" | cut -d' ' -f1)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        step "wheels: pip wheel -r constraints.txt (log: $WORK/wheels.log)"
+        step "wheels: pip download --require-hashes -r containers/requirements.lock (log: $WORK/wheels.log)"
+        rm -rf "$WORK/wheels"
         mkdir -p "$WORK/wheels"
-        "$PY" -m pip wheel -q --no-deps -r "$REPO/constraints.txt" setuptools wheel \
-            -w "$WORK/wheels" >"$WORK/wheels.log" 2>&1 \
-            || skip "cannot download the pinned wheels on the host (see $WORK/wheels.log)"
+        "$PY" -m pip download -q --no-deps --require-hashes -r "$LOCK" \
+            -d "$WORK/wheels" >"$WORK/wheels.log" 2>&1 \
+            || skip "cannot download the locked files on the host (see $WORK/wheels.log)"
         echo "$want" >"$stamp"
     fi
 

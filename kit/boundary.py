@@ -182,6 +182,36 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             yield i, parse_json_line(raw, str(path), i)
 
 
+def check_encoding_head(head: bytes, source: str) -> None:
+    """InputError when the first bytes of a file say UTF-16/UTF-32 (for streamed readers)."""
+    _drop_bom(head, source)
+
+
+def open_binary(path: str | os.PathLike[str]) -> Any:
+    """An open binary handle of a regular file; InputError when missing, a folder, unreadable."""
+    p = Path(path)
+    if not p.is_file():
+        what = "is a folder, expected a file" if p.is_dir() else "file not found"
+        raise InputError("missing_file", what, where=Location(str(p)))
+    try:
+        return p.open("rb")
+    except OSError as exc:
+        raise InputError(
+            "unreadable_file", exc.strerror or str(exc), where=Location(str(p))
+        ) from None
+
+
+def stream_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """:func:`read_jsonl` one line at a time, for files too big to hold (corpus tables)."""
+    p = Path(path)
+    with open_binary(p) as fh:
+        for i, raw in enumerate(fh, 1):
+            if i == 1:
+                raw = _drop_bom(raw, str(p))
+            if raw.strip():
+                yield i, parse_json_line(raw.rstrip(b"\r\n"), str(p), i)
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a mapping that names the same key twice."""
 

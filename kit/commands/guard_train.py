@@ -1,6 +1,8 @@
 """`kit guard train / adapt / import-verifier`: the verifier a lab trusts, built or brought.
 
-Thin shell over :mod:`kit.guard.nli_verifier`: parse, call one function, print, exit.
+Thin shell over :mod:`kit.guard.nli_verifier`: parse, call one function, print, exit. Each
+writes a card folder staged, sealed in ``receipts/<kind>.receipt.json`` and swapped in as a set
+(:func:`kit.commands.sealed.sealed_output`); check one with ``kit verify receipts DIR``.
 """
 
 from __future__ import annotations
@@ -10,17 +12,18 @@ from pathlib import Path
 import click
 
 from kit.commands.options import PathDefault, checkout_path, raw_option
+from kit.commands.sealed import sealed_output
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
-def _print_card(card: dict, out: Path) -> None:
+def _print_card(card: dict) -> None:
+    """The card's summary; the folder itself is named by @sealed_output's last line."""
     click.echo(f"verifier: {card['name']}")
     click.echo(f"  kind {card['kind']}; scoring: {card['scoring_rule']}")
     click.echo(f"  fp32 sha256 {card['onnx_sha256']}")
     if "int8_sha256" in card.get("extra", {}):
         click.echo(f"  int8 sha256 {card['extra']['int8_sha256']}")
     click.echo(f"  validated on: {card['validated_on']}")
-    click.echo(f"  -> {out}/card.json")
 
 
 @click.command("train")
@@ -79,6 +82,7 @@ def _print_card(card: dict, out: Path) -> None:
     help="torch CPU threads (0 = torch's default).",
 )
 @raw_option
+@sealed_output("out", kind="guard-train", legacy="card.json")
 def train_cmd(
     out: Path,
     base: Path | None,
@@ -120,7 +124,7 @@ def train_cmd(
     click.echo(
         f"trained in {t['train_seconds']:.0f}s on {sum(t['train_pairs'].values())} pairs; card written"
     )
-    _print_card(card, out)
+    _print_card(card)
 
 
 @click.command("adapt")
@@ -167,6 +171,7 @@ def train_cmd(
     show_default=True,
     help="torch device for training.",
 )
+@sealed_output("out", kind="guard-adapt", legacy="card.json")
 def adapt_cmd(
     labelled: Path,
     verifier: str,
@@ -216,7 +221,7 @@ def adapt_cmd(
             "parent verifier is the better choice here (the new card records improved: false)",
             err=True,
         )
-    _print_card(card, out)
+    _print_card(card)
 
 
 @click.command("import-verifier")
@@ -253,6 +258,7 @@ def adapt_cmd(
     required=True,
     help="Card folder to write (the model, tokenizer and card.json).",
 )
+@sealed_output("out", kind="guard-import-verifier", legacy="card.json")
 def import_cmd(
     model: Path,
     tokenizer: Path,
@@ -281,4 +287,4 @@ def import_cmd(
     card = import_verifier(
         model, tokenizer, names, out, scoring=scoring, name=name, max_length=max_length
     )
-    _print_card(card, out)
+    _print_card(card)

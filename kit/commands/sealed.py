@@ -14,9 +14,16 @@ a later reader (``kit report board DIR``) needs no input re-supplied.
 ``@sealed_file("out", kind="board check", companions=(".json",))`` is the rule for commands that
 write single files (``--out FILE``): after the command wrote ``FILE`` (also when it then exits 1,
 "checked and found a difference"), ``FILE`` and the companions it wrote beside it
-(``FILE.with_suffix(s)``) are sealed in the sidecar ``FILE.receipt.json``, with the same inputs
-and parameters; further file parameters named in ``also`` get a sidecar each. Check one with
-``kit verify receipts FILE``.
+(``FILE.with_suffix(s)``, or ``FILE`` + ``s`` for the names in ``appended``) are sealed in the
+sidecar ``FILE.receipt.json``, with the same inputs and parameters; further file parameters named
+in ``also`` get a sidecar each. ``resolve`` names ``FILE`` when ``--out`` is a prefix or a folder
+(``kit guard evaluate --out PREFIX`` writes ``PREFIX.csv`` and its ``.md``/``.tex``). Check one
+with ``kit verify receipts FILE``.
+
+Card folders (``kit guard build-verifier / train / adapt / import-verifier``) go through
+``sealed_output`` with ``legacy="card.json"``: a card folder written before cards were sealed
+(card.json, no receipt) may be replaced too; verifier loaders read only the files a card names,
+so its ``receipts/`` folder changes nothing they load.
 """
 
 from __future__ import annotations
@@ -40,13 +47,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_FILE = "context.json"
 
 
-def _check_replaceable(target: Path, kind: str) -> None:
+def _check_replaceable(target: Path, kind: str, legacy: str | None = None) -> None:
     if not target.exists():
         return
     if not target.is_dir():
         raise ConfigError("bad_out", f"--out {target} exists and is not a folder")
     own = target / receipts.RECEIPTS_DIR / f"{kind}{receipts.SUFFIX}"
-    if any(target.iterdir()) and not own.is_file():
+    unsealed_legacy = (
+        legacy is not None
+        and (target / legacy).is_file()
+        and not any(target.rglob(f"*{receipts.SUFFIX}"))
+    )
+    if any(target.iterdir()) and not own.is_file() and not unsealed_legacy:
         raise ConfigError(
             "bad_out",
             f"--out {target} is a non-empty folder not written by `kit {kind}` (no {own}); "
@@ -145,16 +157,24 @@ def _exit_code(exc: SystemExit | click.exceptions.Exit) -> object:
 
 
 def sealed_output(
-    out_param: str, kind: str, context: bool = False, keep: Mapping[str, str] | None = None
+    out_param: str,
+    kind: str,
+    context: bool = False,
+    keep: Mapping[str, str] | None = None,
+    legacy: str | None = None,
 ) -> Callable[[F], F]:
-    """Decorate a click command whose ``out_param`` is its output folder (see module doc);
-    ``context`` / ``keep``: also keep ``context.json`` and copies of those inputs."""
+    """Decorate a click command whose ``out_param`` is its output folder (see module doc).
+
+    ``context`` / ``keep``: also keep ``context.json`` and copies of those inputs.
+    ``legacy``: a file whose presence (with no receipt anywhere in the folder) marks a folder
+    this command wrote before its outputs were sealed, which it may replace as a whole.
+    """
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             target = Path(kwargs[out_param])
-            _check_replaceable(target, kind)
+            _check_replaceable(target, kind, legacy)
             body = _record(kwargs, out_param)
             differs: BaseException | None = None
             with atomic.staged_dir(target) as stage:
@@ -208,11 +228,16 @@ def sealed_file(
     companions: tuple[str, ...] = (),
     also: tuple[str, ...] = (),
     default: Callable[[dict[str, Any]], Path] | None = None,
+    appended: tuple[str, ...] = (),
+    resolve: Callable[[dict[str, Any]], Path] | None = None,
 ) -> Callable[[F], F]:
     """Decorate a click command writing single files; see the module doc for the rule.
 
     ``default`` gives the file the command writes when ``out_param`` is not given (None: the
-    command then prints and nothing is sealed).
+    command then prints and nothing is sealed). ``companions`` are suffixes replacing FILE's
+    (``FILE.with_suffix(s)``), ``appended`` suffixes added to its name (``FILE.name + s``).
+    ``resolve`` maps the command's arguments to FILE when ``out_param`` is not the file itself
+    (a prefix or a folder); it is called before the command runs.
     """
 
     def decorate(func: F) -> F:
@@ -224,11 +249,18 @@ def sealed_file(
             targets = {n: Path(kwargs[n]) for n in names if kwargs.get(n) is not None}
             if not targets:
                 return func(*args, **kwargs)
+            if resolve is not None and out_param in targets:
+                targets[out_param] = Path(resolve(kwargs))
             for n, t in targets.items():
                 if t.name.endswith(receipts.SUFFIX):
                     raise ConfigError("bad_out", f"--{n.replace('_', '-')} {t} names a receipt")
             main = targets.get(out_param)
-            extra = [main.with_suffix(c) for c in companions] if main is not None else []
+            extra = (
+                [main.with_suffix(c) for c in companions]
+                + [main.with_name(main.name + a) for a in appended]
+                if main is not None
+                else []
+            )
             before = {p: _stamp(p) for p in (*targets.values(), *extra)}
             body = _record(kwargs, *names)
             try:

@@ -436,7 +436,23 @@ def build_command(spec: BuildSpec) -> str:
 
 
 def build_corpus(spec: BuildSpec) -> BuildResult:
-    """Ingest every source (resuming), apply them in order, and swap the corpus into place."""
+    """Ingest every source (resuming), apply them in order, and swap the corpus into place.
+
+    A refused or failed build leaves no folder it created empty behind: the parts of sources
+    parsed before the failure stay (the next run resumes from them), nothing else.
+    """
+    home = spec.root / spec.name
+    created = [d for d in (spec.root, home, home / "parts") if not d.exists()]
+    try:
+        return _build_corpus(spec)
+    except BaseException:
+        for d in reversed(created):
+            if d.is_dir() and not any(d.iterdir()):
+                d.rmdir()
+        raise
+
+
+def _build_corpus(spec: BuildSpec) -> BuildResult:
     import duckdb
 
     from kit.corpus.catalog import check_name

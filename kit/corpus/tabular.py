@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from kit import boundary
 from kit.corpus.document import Document
 from kit.corpus.identifiers import SCHEMES, canonical
 from kit.errors import ConfigError, InputError, Location
@@ -49,46 +50,90 @@ def parse_mapping(spec: str) -> dict[str, str]:
 
 
 def _chunks(path: Path, columns: list[str]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """(first file row, rows as dicts of the mapped columns) per chunk."""
+    """(first file row, rows as dicts of the mapped columns) per chunk; a table without a row is
+    an InputError (it would add no document)."""
+    rows_seen = 0
+    for row, rows in _raw_chunks(path, columns):
+        rows_seen += len(rows)
+        yield row, rows
+    if not rows_seen:
+        raise InputError(
+            "empty_table", "no rows: the table adds no document", where=Location(str(path))
+        )
+
+
+def _missing(path: Path, columns: list[str], have: Any) -> None:
+    missing = [c for c in columns if c not in have]
+    if missing:
+        raise InputError("missing_column", f"no column {missing[0]!r}", where=Location(str(path)))
+
+
+def _jsonl_chunks(path: Path, columns: list[str]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """JSON lines through the boundary (UTF-8, no NaN/Infinity, bounded depth), streamed."""
+    seen: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    first = None
+    for line, rec in boundary.stream_jsonl(path):
+        if not isinstance(rec, dict):
+            raise InputError(
+                "bad_record",
+                f"expected a JSON object, got {type(rec).__name__}",
+                where=Location(str(path), line),
+            )
+        seen.update(rec)
+        first = line if first is None else first
+        rows.append({c: rec.get(c) for c in columns})
+        if len(rows) == CHUNK_ROWS:
+            yield first, rows
+            rows, first = [], None
+    if rows or seen:
+        _missing(path, columns, seen)
+    if rows:
+        yield first or 1, rows
+
+
+def _raw_chunks(path: Path, columns: list[str]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     import pandas as pd
 
     suffix = path.suffix.lower()
     if suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(path)
-        missing = [c for c in columns if c not in pf.schema_arrow.names]
-        if missing:
+        try:
+            pf = pq.ParquetFile(path)
+            _missing(path, columns, pf.schema_arrow.names)
+            row = 1
+            for batch in pf.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
+                rows = batch.to_pylist()
+                yield row, rows
+                row += len(rows)
+        except (pa.ArrowException, OSError) as exc:
             raise InputError(
-                "missing_column", f"no column {missing[0]!r}", where=Location(str(path))
-            )
-        row = 1
-        for batch in pf.iter_batches(batch_size=CHUNK_ROWS, columns=columns):
-            rows = batch.to_pylist()
-            yield row, rows
-            row += len(rows)
+                "not_parquet", f"not a readable Parquet file: {exc}", where=Location(str(path))
+            ) from None
         return
-    if suffix == ".csv":
-        reader: Any = pd.read_csv(
-            path, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS, encoding="utf-8"
-        )
-        first = 2
-    elif suffix == ".jsonl":
-        reader = pd.read_json(path, lines=True, dtype=False, chunksize=CHUNK_ROWS)
-        first = 1
-    else:
+    if suffix == ".jsonl":
+        yield from _jsonl_chunks(path, columns)
+        return
+    if suffix != ".csv":
         raise ConfigError("bad_table", f"{path}: expected {', '.join(TABLE_SUFFIXES)}")
     try:
-        row = first
+        with boundary.open_binary(path) as fh:  # UTF-16/32 refused as the boundary does
+            boundary.check_encoding_head(fh.read(4), str(path))
+        reader: Any = pd.read_csv(
+            path, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS, encoding="utf-8-sig"
+        )
+        row = 2
         for chunk in reader:
-            missing = [c for c in columns if c not in chunk.columns]
-            if missing:
-                raise InputError(
-                    "missing_column", f"no column {missing[0]!r}", where=Location(str(path))
-                )
+            _missing(path, columns, chunk.columns)
             rows = chunk[columns].to_dict("records")
             yield row, rows
             row += len(rows)
+    except pd.errors.EmptyDataError:
+        raise InputError(
+            "empty_table", "empty file: no header, no rows", where=Location(str(path))
+        ) from None
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise InputError(
             "unreadable_table", f"not readable: {exc}", where=Location(str(path))

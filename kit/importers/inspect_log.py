@@ -36,13 +36,33 @@ def _read_log(path: Path) -> Any:
             "reading inspect_ai logs needs the 'import' extra: pip install kit[import]",
         ) from None
     try:
+        if Path(path).suffix == ".eval":
+            _check_members(Path(path))
         return read_eval_log(str(path))
+    except InputError:
+        raise
     except Exception as exc:  # inspect_ai raises its own and pydantic errors on bad logs
         raise InputError(
             "bad_inspect_log",
             f"not an inspect_ai log: {type(exc).__name__}: {exc}"[:500],
             where=Location(str(path)),
         ) from None
+
+
+def _check_members(path: Path) -> None:
+    """Every member of an ``.eval`` zip against its CRC-32 (inspect_ai's reader does not check
+    them, so a changed byte in a sample could pass unseen). Its zstd members are readable once
+    inspect_ai.log is imported (inspect_ai registers the codec with zipfile)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        bad = zf.testzip()
+    if bad is not None:
+        raise InputError(
+            "bad_inspect_log",
+            f"member {bad!r} fails its CRC-32 check: the log is corrupted",
+            where=Location(str(path), column=bad),
+        )
 
 
 def log_files(path: Path) -> list[Path]:

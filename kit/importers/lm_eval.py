@@ -118,6 +118,12 @@ def import_lm_eval_samples(
             f"cannot tell the task from the file name {path.name!r} (samples_<task>_<time>.jsonl); give --task",
         )
     lines = read_jsonl_objects(path)
+    if not lines:
+        raise InputError(
+            "empty_samples",
+            "no sample line: an lm-eval samples file has one JSON object per document",
+            where=Location(str(path)),
+        )
     model = model or model_from_results(path)
     if model is None:
         raise ConfigError(

@@ -1,18 +1,25 @@
-"""Guard fixtures: the default verifier is built once per session into a temporary folder."""
+"""Guard fixtures: the default verifier is built once per session into a temporary folder.
+
+It is built by the command, `kit guard build-verifier`, so every guard test that loads it
+loads a sealed card folder (its receipts/ beside the files the card names).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from kit.guard.export import build_verifier
+from kit.cli import cli
 
 
 @pytest.fixture(scope="session")
 def verifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("verifier") / "verifier"
-    build_verifier(out)
+    res = CliRunner().invoke(cli, ["guard", "build-verifier", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert (out / "receipts" / "guard-build-verifier.receipt.json").is_file()
     return out
 
 

@@ -13,6 +13,7 @@ from kit.cli import cli
 from kit.errors import InputError
 from kit.guard.pipeline import AnswerRecord, guard_answers, read_answers
 from kit.guard.verifier import load_verifier
+from tests.release.sealing import check_sealed_folder
 
 ANSWERS = [
     {
@@ -121,3 +122,12 @@ def test_duplicate_answer_id(tmp_path: Path) -> None:
 def test_build_verifier_cli_help() -> None:
     r = CliRunner().invoke(cli, ["guard", "build-verifier", "--help"])
     assert r.exit_code == 0 and "kit guard build-verifier --out data/verifier" in r.output
+
+
+def test_build_verifier_cli_writes_a_sealed_card_folder(verifier_dir: Path) -> None:
+    """The session's verifier is built by the command: every file sealed, each flip named, and
+    the folder with its receipts/ loads and scores (every guard test here loads it too)."""
+    files = check_sealed_folder(verifier_dir, "guard-build-verifier")
+    assert files == {"card.json", "minilm-fp32.onnx", "minilm-int8.onnx", "tokenizer.json"}
+    s = load_verifier(verifier_dir).score(["aspirin lowers risk"], ["Aspirin reduced the risk."])
+    assert 0 <= float(s[0]) <= 1

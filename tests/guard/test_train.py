@@ -6,6 +6,7 @@ The full default verifier is never trained here: `make reproduce` does that (dvc
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -27,6 +28,7 @@ from kit.guard.nli_verifier import train_verifier
 from kit.guard.train_data import Recipe
 from kit.guard.verifier import OnnxCrossEncoder, load_verifier
 from tests.guard.tiny_model import TINY_CONFIG, tiny_weights
+from tests.release.sealing import check_sealed_folder
 
 SOURCES = ("check_covid", "sick", "pubmedqa")
 
@@ -46,14 +48,17 @@ def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory, tiny_base: Path, registry_raw: Path) -> Path:
+    """Trained by the command, `kit guard train` (a sealed card folder), on the tiny base; the
+    validation sample is cut to 12 pairs a source (the one setting the command does not take)."""
+    import kit.guard.nli_verifier as nv
+
     out = tmp_path_factory.mktemp("trained") / "nli"
-    train_verifier(
-        registry_raw,
-        out,
-        Recipe(cap_per_source=8, epochs=1, batch_size=8),
-        base=tiny_base,
-        val_per_source=12,
-    )
+    args = ["guard", "train", "--base", str(tiny_base), "--epochs", "1", "--cap-per-source", "8"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nv, "train_verifier", functools.partial(train_verifier, val_per_source=12))
+        res = CliRunner().invoke(cli, [*args, "--raw", str(registry_raw), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "sealed in receipts/guard-train.receipt.json" in res.output
     return out
 
 
@@ -230,3 +235,79 @@ def test_validation_reproduction_reads_the_card(trained: Path) -> None:
     row = table[table["group"] == "check_covid"].iloc[0]
     g = card["extra"]["validation"]["groups"]["check_covid"]
     assert row["auc_unsupported"] == g["auc_unsupported"]["auc"] and row["n"] == g["n"]
+
+
+# --- card folders are sealed (issue 20, item 4) ---------------------------------------------
+
+
+def test_trained_card_folder_is_sealed_and_loads(trained: Path) -> None:
+    files = check_sealed_folder(trained, "guard-train")
+    assert {"card.json", "weights.safetensors"} <= files
+    art = json.loads((trained / "receipts" / "guard-train.receipt.json").read_text())
+    assert art["body"]["parameters"]["epochs"] == 1 and "base" in art["body"]["parameters"]
+    assert isinstance(load_verifier(trained), OnnxCrossEncoder)  # receipts/ changes nothing
+
+
+def test_adapt_cli_writes_a_sealed_card(tmp_path: Path, trained: Path) -> None:
+    lab = _labelled(tmp_path / "lab.csv")
+    out = tmp_path / "adapted"
+    args = ["guard", "adapt", str(lab), "--verifier", str(trained), "--epochs", "1", "--folds", "2"]
+    res = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "AUC on the sample (n=24)" in res.output
+    check_sealed_folder(out, "guard-adapt")
+    art = json.loads((out / "receipts" / "guard-adapt.receipt.json").read_text())
+    assert art["body"]["inputs"]["labelled"]["path"] == str(lab)
+    scores = tmp_path / "s.csv"
+    res = CliRunner().invoke(
+        cli, ["guard", "score", str(lab), "--verifier", str(out), "--out", str(scores)]
+    )
+    assert res.exit_code == 0, res.output  # a sealed card folder scores like any other
+
+
+def test_import_verifier_cli_seals_and_replaces_only_card_folders(
+    tmp_path: Path, tiny_cross_dir: Path
+) -> None:
+    model = tiny_cross_dir / "cross-fp32.onnx"
+    base = [
+        "guard",
+        "import-verifier",
+        str(model),
+        "--tokenizer",
+        str(tiny_cross_dir / "tokenizer.json"),
+    ]
+    base += ["--labels", "entailment,neutral,contradiction", "--out"]
+
+    def imp(out: Path) -> tuple[int, str]:
+        res = CliRunner().invoke(cli, [*base, str(out)])
+        assert "Traceback" not in res.output
+        return res.exit_code, res.output
+
+    out = tmp_path / "imp"
+    code, text = imp(out)
+    assert code == 0, text
+    assert check_sealed_folder(out, "guard-import-verifier") == {
+        "card.json",
+        "model.onnx",
+        "tokenizer.json",
+    }
+    assert imp(out)[0] == 0  # its own folder: replaced as a set
+    legacy = tmp_path / "legacy"  # a card folder written before cards were sealed
+    shutil.copytree(out, legacy)
+    shutil.rmtree(legacy / "receipts")
+    assert imp(legacy)[0] == 0 and (legacy / "receipts").is_dir()
+    other = tmp_path / "other"  # a card folder another command sealed: refused, kept as it was
+    shutil.copytree(out, other)
+    receipts_dir = other / "receipts"
+    (receipts_dir / "guard-import-verifier.receipt.json").rename(
+        receipts_dir / "guard-train.receipt.json"
+    )
+    before = {p: p.read_bytes() for p in other.rglob("*") if p.is_file()}
+    code, text = imp(other)
+    assert code == 2 and "not written by" in text
+    assert {p: p.read_bytes() for p in other.rglob("*") if p.is_file()} == before
+    mine = tmp_path / "mine"  # not a card folder at all
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me\n")
+    code, text = imp(mine)
+    assert code == 2 and (mine / "notes.txt").read_text() == "keep me\n"

@@ -73,7 +73,8 @@ def test_pinned_base_non_root_and_make_reproduce(dockerfile: Path) -> None:
     assert [a for w, a in ins if w == "ENTRYPOINT"] == ['["make"]']
     assert [a for w, a in ins if w == "CMD"] == ['["reproduce"]']
     runs = " ".join(a for w, a in ins if w == "RUN")
-    assert "constraints.txt" in runs and "--no-index" in runs
+    lock = "requirements-gpu.lock" if dockerfile.name.endswith("gpu") else "requirements.lock"
+    assert f"-r containers/{lock}" in runs and "--no-index" in runs
     assert "KIT_MIRROR=/mirror" in dockerfile.read_text()
 
 
@@ -154,3 +155,73 @@ def test_check_script_skips_without_podman(tmp_path: Path) -> None:
     )
     assert res.returncode == SKIP_STATUS, res.stderr
     assert res.stdout.startswith("SKIP container-check: podman is not installed"), res.stdout
+
+
+# --- hashed locks: every file the images install is pinned by its sha256 ---------------------
+
+
+def _lock_module():  # containers/lock.py is a script, not a package module
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("container_lock", CONTAINERS / "lock.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _lock_entries(path: Path) -> dict[str, tuple[str, list[str]]]:
+    """``{name: (version, [sha256, ...])}``; fails on a pin without a hash or a stray line."""
+    text = re.sub(r"\\\n\s*", " ", path.read_text())
+    out: dict[str, tuple[str, list[str]]] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(
+            r"([A-Za-z0-9][-A-Za-z0-9._]*)==(\S+)((?:\s+--hash=sha256:[0-9a-f]{64})+)", line
+        )
+        assert m, f"{path.name}: not 'name==version --hash=sha256:...': {line!r}"
+        out[m.group(1)] = (m.group(2), re.findall(r"sha256:([0-9a-f]{64})", m.group(3)))
+    return out
+
+
+@pytest.mark.parametrize("image", ["cpu", "gpu"])
+def test_lock_pins_every_package_by_hash_at_the_constraints_version(image: str) -> None:
+    lock = _lock_module()
+    want = lock.image_pins(lock.pins(REPO_ROOT / "constraints.txt"))[image]
+    got = _lock_entries(lock.LOCKS[image])
+    assert set(got) == set(want), set(got) ^ set(want)
+    for name, (version, hashes) in got.items():
+        assert version.split("+")[0] == want[name], (name, version, want[name])
+        assert len(hashes) == 1, name
+    assert "onnxruntime" not in got if image == "gpu" else "onnxruntime-gpu" not in got
+    assert got["setuptools"][0] == lock.BUILD_TOOLS[0].split("==")[1]
+
+
+def test_lock_check_can_fail(tmp_path: Path) -> None:
+    bad = tmp_path / "requirements.lock"
+    bad.write_text("click==8.5.1\n")
+    with pytest.raises(AssertionError, match="not 'name==version"):
+        _lock_entries(bad)
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_every_image_install_checks_hashes(dockerfile: Path) -> None:
+    """Each pip install of a package set uses --require-hashes and --no-deps; the only install
+    without hashes is the kit itself (a local folder), with no isolation (no build fetches)."""
+    for word, args in instructions(dockerfile):
+        if word != "RUN":
+            continue
+        for cmd in re.split(r"&&", args):
+            if "pip install" not in cmd:
+                continue
+            assert "--no-deps" in cmd and "--no-index" in cmd, cmd
+            if "-e ." in cmd:
+                assert "--no-build-isolation" in cmd and "-r " not in cmd, cmd
+            else:
+                assert "--require-hashes" in cmd and "-r " in cmd, cmd
+
+
+def test_check_script_downloads_the_locked_files() -> None:
+    text = (CONTAINERS / "check.sh").read_text()
+    assert '--require-hashes -r "$LOCK"' in text and "pip wheel" not in text

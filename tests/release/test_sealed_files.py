@@ -1,7 +1,8 @@
 """Single-file outputs get a sidecar receipt FILE.receipt.json (issue 20, item 4): `kit board
 check`, `kit theory ...`, `kit grade ...`, `kit guard ...` written with --out are sealed, and
 `kit verify receipts FILE` catches every changed byte, a missing companion and a tampered or
-missing sidecar; folder outputs of `kit grade planted` are sealed as a set."""
+missing sidecar; folder outputs of `kit grade planted` are sealed as a set; `kit simulate board`
+(table + truth) and `kit guard evaluate` (csv, md, tex) too."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from click.testing import CliRunner
 
 from kit.cli import cli
 from kit.commands.sealed import sealed_file
-from kit.errors import ConfigError, InputError
+from kit.errors import ConfigError, InputError, KitError
 from kit.release import receipts
+from tests.release.sealing import check_sealed_file
 
 STAGES = "stage,name,L,eps,xi\n1,a,0.5,0.01,0\n2,b,1.0,0.02,0\n"
 
@@ -127,3 +129,61 @@ def test_sealed_file_refuses_to_write_onto_a_receipt(tmp_path: Path) -> None:
     res = CliRunner().invoke(_demo, ["--out", str(tmp_path / "x.receipt.json")])
     assert isinstance(res.exception, ConfigError) and "names a receipt" in str(res.exception)
     assert not list(tmp_path.iterdir())
+
+
+def test_simulate_board_seals_the_table_and_its_truth(tmp_path: Path) -> None:
+    out = tmp_path / "syn.csv"
+    code, text = run(
+        "simulate", "board", "--out", str(out), "--seed", "2", "--tasks", "8", "--clusters", "4"
+    )
+    assert code == 0 and "sealed" in text, text
+    check_sealed_file(out, "simulate-board", {"syn.csv", "syn.csv.synthetic.json"})
+    truth = out.with_name("syn.csv.synthetic.json")
+    kept = truth.read_bytes()
+    truth.unlink()
+    code, text = run("verify", "receipts", str(out))
+    assert code == 1 and "missing" in text and "syn.csv.synthetic.json" in text
+    truth.write_bytes(kept)
+    assert run("verify", "receipts", str(tmp_path))[0] == 0  # the folder: sidecar covers both
+
+
+def test_guard_evaluate_seals_its_three_tables(tmp_path: Path) -> None:
+    src = tmp_path / "in" / "s.csv"
+    src.parent.mkdir()
+    src.write_text(
+        "pair_id,label,score\n"
+        + "".join(
+            f"p{i},{('SUPPORT', 'NEI', 'CONTRADICT')[i % 3]},{(i * 37 % 100) / 100}\n"
+            for i in range(30)
+        )
+    )
+    args = ["guard", "evaluate", str(src), "--n-boot", "20"]
+    code, text = run(*args)  # printed: nothing written, nothing sealed
+    assert code == 0 and sorted(p.name for p in src.parent.iterdir()) == ["s.csv"]
+    code, text = run(*args, "--out", str(tmp_path / "rep" / "ev"))
+    assert code == 0, text
+    check_sealed_file(tmp_path / "rep" / "ev.csv", "guard-evaluate", {"ev.csv", "ev.md", "ev.tex"})
+    art = receipts.read_receipt(receipts.sidecar(tmp_path / "rep" / "ev.csv"))
+    assert art["body"]["inputs"]["scores"]["path"] == str(src)
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    code, text = run(*args, "--out", str(folder))  # a folder: evaluation.*
+    assert code == 0, text
+    names = {"evaluation.csv", "evaluation.md", "evaluation.tex"}
+    check_sealed_file(folder / "evaluation.csv", "guard-evaluate", names)
+    assert run("verify", "receipts", str(folder))[0] == 0
+
+
+def test_every_single_byte_flip_in_a_sidecar_receipt_is_caught_and_named(tmp_path: Path) -> None:
+    out = tmp_path / "syn.csv"
+    run("simulate", "board", "--out", str(out), "--seed", "1", "--tasks", "4", "--clusters", "2")
+    side = receipts.sidecar(out)
+    data = side.read_bytes()
+    for i in range(len(data)):
+        side.write_bytes(data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1 :])
+        with pytest.raises(KitError) as exc:
+            receipts.verify_file(out)
+        assert side.name in exc.value.message, i
+    side.write_bytes(data[:5] + b"\xff" + data[6:])
+    code, text = run("verify", "receipts", str(out))
+    assert code == 2 and side.name in text

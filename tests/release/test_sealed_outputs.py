@@ -95,7 +95,8 @@ def test_every_single_byte_flip_in_a_sealed_file_is_caught_and_named(
     shutil.copytree(sealed, folder)
     path = folder / name
     data = path.read_bytes()
-    positions = _positions(len(data))
+    # every byte of a small file (all but ranks.png); a spread of positions of a larger one
+    positions = range(len(data)) if len(data) <= 4096 else _positions(len(data))
     for i in positions:
         path.write_bytes(data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1 :])
         check = receipts.verify_outputs(folder)

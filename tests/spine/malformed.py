@@ -9,6 +9,7 @@ the message naming the file, no traceback, nothing written). Mutations draw thei
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import random
@@ -55,7 +56,7 @@ class Format:
     """
 
     name: str
-    kind: str  # csv | parquet | json | jsonl | yaml
+    kind: str  # csv | parquet | json | jsonl | yaml | xml | zip
     target: str
     files: dict[str, bytes]
     argv: Callable[[Path, Path], list[str]]
@@ -78,6 +79,127 @@ def _seal_folder(inputs: Path) -> None:
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     stages.unlink()
+
+
+# a labelled pair table (guard score / calibrate) and a scores table (guard evaluate)
+PAIRS = "pair_id,claim,passage,label\n" + "".join(
+    f"p{i},treatment {i} lowers risk,Treatment {i} {('lowered', 'did not change', 'raised')[i % 3]} "
+    f"the risk in the trial.,{('SUPPORT', 'NEI', 'CONTRADICT')[i % 3]}\n"
+    for i in range(24)
+)  # fmt: skip
+EVAL_SCORES = "pair_id,label,score\n" + "".join(
+    f"p{i},{('SUPPORT', 'NEI', 'CONTRADICT')[i % 3]},{(i * 37 % 100) / 100}\n" for i in range(30)
+)  # fmt: skip
+# documents of a corpus table (DOIs as ids) and lm-eval samples (lm-eval's documented fields)
+DOCS = "id,t,abs,pm\n10.1234/alpha,Alpha trial,alpha text,555\n10.1234/beta,Beta,beta text,556\n"
+LM_EVAL = "".join(
+    json.dumps({
+        "doc_id": i, "doc": {"QUESTION": f"q{i}"}, "target": "yes",
+        "arguments": {"gen_args_0": {"arg_0": f"prompt {i}", "arg_1": {"until": ["\n"]}}},
+        "resps": [[a]], "filtered_resps": [a], "filter": "none", "metrics": ["exact_match"],
+        "doc_hash": "a" * 64, "prompt_hash": "b" * 64, "target_hash": "c" * 64, "exact_match": m,
+    }) + "\n"
+    for i, (a, m) in enumerate([("yes. Aspirin lowers risk (PMID: 123).", 1.0), ("no", 0.0)])
+)  # fmt: skip
+LM_EVAL_NAME = "samples_pubmedqa_2026-01-02T03-04-05.678901.jsonl"
+
+
+def _jsonl(text: str) -> bytes:
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    return "".join(json.dumps(r) + "\n" for r in frame.to_dict("records")).encode()
+
+
+@functools.cache
+def _tiny_verifier() -> Path:
+    """A tiny random-weight cross-encoder card (tests/guard/tiny_model.py), built once."""
+    import tempfile
+
+    from tests.guard.tiny_model import build_tiny_cross_encoder
+
+    return build_tiny_cross_encoder(Path(tempfile.mkdtemp(prefix="kit-census-tiny-")) / "tiny")
+
+
+def _with_tiny(inputs: Path) -> None:
+    shutil.copytree(_tiny_verifier(), inputs / "tiny")
+
+
+@functools.cache
+def _release_template() -> Path:
+    """A small release tree (tests/release/_release_tree.py) with a built manifest, once."""
+    import tempfile
+
+    from tests.release._release_tree import RAW_FILES, make_tree
+
+    tree = make_tree(Path(tempfile.mkdtemp(prefix="kit-census-release-")) / "tree", RAW_FILES)
+    res = CliRunner().invoke(
+        cli, ["release", "build", "--root", str(tree), "--sources", str(tree / "sources.yaml")]
+    )
+    assert res.exit_code == 0, res.output
+    return tree
+
+
+def _release(inputs: Path) -> None:
+    shutil.copytree(_release_template(), inputs / "tree", symlinks=True)
+
+
+@functools.cache
+def _medline() -> bytes:
+    """A SYNTHETIC MEDLINE baseline file (kit.corpus.synthetic), three records."""
+    import tempfile
+
+    from kit.corpus.synthetic import SynthRecord, write_medline
+
+    path = Path(tempfile.mkdtemp(prefix="kit-census-medline-")) / "pubmed26n0001.xml"
+    recs = [SynthRecord(p, f"title {p}", (("", f"text of {p}"),)) for p in (100, 101, 102)]
+    write_medline(path, recs)
+    return path.read_bytes()
+
+
+@functools.cache
+def _inspect_logs() -> dict[str, bytes]:
+    """An inspect_ai log written by inspect_ai itself (mockllm, offline), as .eval and .json."""
+    import tempfile
+    from unittest import mock
+
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.log import read_eval_log, write_eval_log
+    from inspect_ai.model import ModelOutput, get_model
+    from inspect_ai.scorer import includes
+    from inspect_ai.solver import generate
+
+    out = Path(tempfile.mkdtemp(prefix="kit-census-inspect-"))
+    answers = ["Aspirin lowers risk (PMID: 123).", "No effect was seen [1]."]
+    task = Task(
+        dataset=[Sample(input=f"q{i}", target="x", id=f"t{i}") for i in range(2)],
+        solver=[generate()],
+        scorer=includes(),
+    )
+    outputs = [ModelOutput.from_content("mockllm/model", a) for a in answers]
+    with mock.patch("inspect_ai.model._model.count_text_tokens", return_value=7):  # offline
+        [log] = inspect_eval(
+            task, model=get_model("mockllm/model", custom_outputs=outputs),
+            log_dir=str(out), log_format="eval", display="none", max_samples=1,
+        )  # fmt: skip
+    eval_path = Path(log.location)
+    json_path = out / "log.json"
+    write_eval_log(read_eval_log(str(eval_path)), str(json_path), format="json")
+    return {"eval": eval_path.read_bytes(), "json": json_path.read_bytes()}
+
+
+def _inspect(kind: str) -> Callable[[Path], None]:
+    def prepare(inputs: Path) -> None:
+        (inputs / f"log.{kind}").write_bytes(_inspect_logs()[kind])
+
+    return prepare
+
+
+def _corpus(table: str, *extra: str) -> Callable[[Path, Path], list[str]]:
+    return lambda i, o: [
+        "corpus", "build", "c", "--table", str(i / table), "--map", "id=id,title=t,text=abs,pmid=pm",
+        "--id-scheme", "DOI", "--licence", "CC-BY-4.0", "--corpus-root", str(o), "--quiet", *extra,
+    ]  # fmt: skip
 
 
 def _theory(sub: str, *extra: str) -> Callable[[Path, Path], list[str]]:
@@ -168,6 +290,65 @@ FORMATS: tuple[Format, ...] = (
         "receipt", "json", "sealed/b.csv.receipt.json", {},
         lambda i, o: ["verify", "receipts", str(i / "sealed")], prepare=_seal_folder,
     ),
+    Format(
+        "release manifest", "json", "tree/release/manifest.json", {},
+        lambda i, o: ["release", "verify", "--root", str(i / "tree"), "--sources", str(i / "tree" / "sources.yaml")],
+        prepare=_release,
+    ),
+    Format(
+        "guard score pairs.csv", "csv", "pairs.csv", {"pairs.csv": PAIRS.encode()},
+        lambda i, o: ["guard", "score", str(i / "pairs.csv"), "--verifier", str(i / "tiny"), "--no-cache", "--out", str(o / "s.csv")],
+        required=("claim", "passage"), prepare=_with_tiny,
+    ),
+    Format(
+        "guard score pairs.jsonl", "jsonl", "pairs.jsonl", {"pairs.jsonl": _jsonl(PAIRS)},
+        lambda i, o: ["guard", "score", str(i / "pairs.jsonl"), "--verifier", str(i / "tiny"), "--no-cache", "--out", str(o / "s.csv")],
+        prepare=_with_tiny,
+    ),
+    Format(
+        "guard score pairs.parquet", "parquet", "pairs.parquet", {"pairs.parquet": _parquet(PAIRS)},
+        lambda i, o: ["guard", "score", str(i / "pairs.parquet"), "--verifier", str(i / "tiny"), "--no-cache", "--out", str(o / "s.csv")],
+        prepare=_with_tiny,
+    ),
+    Format(
+        "guard calibrate pairs", "csv", "labelled.csv", {"labelled.csv": PAIRS.encode()},
+        lambda i, o: ["guard", "calibrate", str(i / "labelled.csv"), "--verifier", str(i / "tiny"), "--alpha", "0.3", "--out", str(o / "cal.json")],
+        required=("claim", "passage", "label"), prepare=_with_tiny,
+    ),
+    Format(
+        "guard evaluate scores", "csv", "scores.csv", {"scores.csv": EVAL_SCORES.encode()},
+        lambda i, o: ["guard", "evaluate", str(i / "scores.csv"), "--n-boot", "20", "--out", str(o / "ev")],
+        required=("label", "score"), finite=("score",),
+    ),
+    Format(
+        "guard evaluate scores.jsonl", "jsonl", "scores.jsonl", {"scores.jsonl": _jsonl(EVAL_SCORES)},
+        lambda i, o: ["guard", "evaluate", str(i / "scores.jsonl"), "--n-boot", "20", "--out", str(o / "ev")],
+    ),
+    Format(
+        "corpus table csv", "csv", "docs.csv", {"docs.csv": DOCS.encode()}, _corpus("docs.csv"),
+        required=("id",),
+    ),
+    Format("corpus table jsonl", "jsonl", "docs.jsonl", {"docs.jsonl": _jsonl(DOCS)}, _corpus("docs.jsonl")),
+    Format("corpus table parquet", "parquet", "docs.parquet", {"docs.parquet": _parquet(DOCS)}, _corpus("docs.parquet")),
+    Format(
+        "corpus medline xml", "xml", "pubmed26n0001.xml", {},
+        lambda i, o: ["corpus", "build", "m", "--medline", str(i / "pubmed26n0001.xml"), "--licence", "synthetic", "--corpus-root", str(o), "--quiet"],
+        prepare=lambda i: (i / "pubmed26n0001.xml").write_bytes(_medline()),
+    ),
+    Format(
+        "lm-eval samples", "jsonl", LM_EVAL_NAME, {LM_EVAL_NAME: LM_EVAL.encode()},
+        lambda i, o: ["import", "lm-eval", str(i / LM_EVAL_NAME), "--model", "m", "--out", str(o / "runs.jsonl")],
+    ),
+    Format(
+        "inspect-ai .json log", "json", "log.json", {},
+        lambda i, o: ["import", "inspect-ai", str(i / "log.json"), "--out", str(o / "runs.jsonl")],
+        prepare=_inspect("json"),
+    ),
+    Format(
+        "inspect-ai .eval log", "zip", "log.eval", {},
+        lambda i, o: ["import", "inspect-ai", str(i / "log.eval"), "--out", str(o / "runs.jsonl")],
+        prepare=_inspect("eval"),
+    ),
 )  # fmt: skip
 
 
@@ -230,6 +411,15 @@ def _json_deep(data: bytes, pick: Pick) -> bytes:
 
 
 def _json_truncate(data: bytes, pick: Pick) -> bytes:
+    """A record cut short: one JSON line, or a pretty-printed document cut before its closing
+    brace (cutting one line of it may leave valid JSON: a whole member, or digits, dropped)."""
+    if data.strip().count(b"\n") and data.lstrip().startswith(b"{"):
+        try:
+            json.loads(data)
+        except json.JSONDecodeError:
+            pass
+        else:
+            return data[: pick(1, data.rfind(b"}") - 1)]
     lines = data.split(b"\n")
     rows = [i for i, ln in enumerate(lines) if len(ln.strip()) > 2]
     i = rows[pick(0, len(rows) - 1)]
@@ -328,6 +518,44 @@ def _parquet_garbage(data: bytes, pick: Pick) -> bytes:
     ]
 
 
+def _xml_truncate(data: bytes, pick: Pick) -> bytes:
+    """The document cut inside its root element (the closing tags lost)."""
+    end = data.rfind(b"</")
+    return data[: pick(max(1, end // 2), max(1, end - 1))]
+
+
+def _xml_garbage(data: bytes, pick: Pick) -> bytes:
+    junk = (
+        b"<<not xml>>",
+        b"<PubmedArticleSet><a></b></PubmedArticleSet>",
+        b'{"json": 1}',
+        b"PAR1",
+    )
+    return junk[pick(0, 3)] + b"\n"
+
+
+def _zip_corrupt(data: bytes, pick: Pick) -> bytes:
+    """One byte of a sample's compressed data changed (its CRC or deflate stream breaks).
+
+    A byte inserted just anywhere is no sure corruption: zip readers accept leading junk and
+    never read some regions; a changed byte of a member the importer reads always is one.
+    """
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        infos = [i for i in zf.infolist() if i.filename.startswith("samples/") and i.compress_size]
+    info = infos[pick(0, len(infos) - 1)]
+    name_len, extra_len = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little"), int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")  # fmt: skip
+    start = info.header_offset + 30 + name_len + extra_len
+    at = start + pick(0, info.compress_size - 1)
+    return data[:at] + bytes([data[at] ^ (1 << pick(0, 7))]) + data[at + 1 :]
+
+
+def _zip_truncate(data: bytes, pick: Pick) -> bytes:
+    """A zip archive cut short (its central directory lost) or garbage with a zip name."""
+    return (data[: pick(4, len(data) - 23)], b"PK\x03\x04" + bytes(pick(0, 64)))[pick(0, 1)]
+
+
 def _empty(data: bytes, pick: Pick) -> bytes:
     return (b"", b"\n", b"   \n\n")[pick(0, 2)]
 
@@ -336,6 +564,15 @@ def mutations(fmt: Format) -> dict[str, Callable[[bytes, Pick], bytes]]:
     """Every mutation that applies to ``fmt`` (each must make the input invalid)."""
     if fmt.kind == "parquet":
         return {"not_parquet": _parquet_garbage}
+    if fmt.kind == "zip":
+        return {"corrupt_member": _zip_corrupt, "truncated": _zip_truncate, "empty": _empty}
+    if fmt.kind == "xml":
+        return {
+            "bad_byte": _bad_byte,
+            "truncated": _xml_truncate,
+            "garbage": _xml_garbage,
+            "empty": _empty,
+        }
     out: dict[str, Callable[[bytes, Pick], bytes]] = {"bad_byte": _bad_byte, "utf16": _utf16}
     if fmt.kind in ("json", "jsonl"):
         out |= {
@@ -344,6 +581,11 @@ def mutations(fmt: Format) -> dict[str, Callable[[bytes, Pick], bytes]]:
             "truncated": _json_truncate,
             "not_object": _json_not_object,
         }
+    if fmt.name.startswith("inspect-ai"):
+        # inspect_ai writes NaN/Infinity itself (ser_json_inf_nan="constants": a metric's stderr
+        # on one sample is NaN), so they are valid in its logs; what the importer writes is
+        # checked by the v2 reader and json.dumps(allow_nan=False) (kit.importers.common)
+        del out["non_finite"]
     if (fmt.kind == "jsonl" and fmt.name != "replay cache") or fmt.name.startswith("calibration"):
         # an empty replay cache is a valid cache that answers nothing (`replay check` exits 1)
         out["empty"] = _empty

@@ -66,12 +66,27 @@ def test_malformed_input_is_refused_long(
     _check(fmt_index, data, tmp_path / "t")
 
 
-@pytest.mark.slow
-def test_census_of_malformed_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Three seeded variants of every mutation of every format: zero of each failure kind."""
-    totals = census(3, seed=0, root=tmp_path)
+def _census(variants: int, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    totals = census(variants, seed=0, root=root)
     with capsys.disabled():
         print("\nmalformed-input census:", ", ".join(f"{k}: {v}" for k, v in totals.items()))
     assert census.failures == []  # type: ignore[attr-defined]
     assert totals["inputs"] >= 150
     assert totals["tracebacks"] == totals["silent_accepts"] == totals["partial_outputs"] == 0
+    assert totals["unnamed"] == 0 and totals["refused"] == totals["inputs"]
+
+
+def test_census_of_malformed_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One seeded variant of every mutation of every format (every command reading a user
+    file: scores, designs, runs, checklists, verdicts, caches, calibration, theory tables,
+    receipts, release manifests, guard pair and score tables, corpus tables and MEDLINE XML,
+    lm-eval samples, inspect_ai logs): zero tracebacks, silent acceptances, partial outputs."""
+    _census(1, tmp_path, capsys)
+
+
+@pytest.mark.slow
+def test_census_of_malformed_inputs_long(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three seeded variants of every mutation of every format."""
+    _census(3, tmp_path, capsys)
