@@ -535,11 +535,12 @@ def _auc_lines(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _table_stem(out: Path, name: str) -> Path:
+def _table_stem(out: str | Path, name: str) -> Path:
     """--out PREFIX (PREFIX.csv/.md/.tex) or a folder (an existing one, or a path ending in /)."""
-    if out.is_dir() or str(out).endswith(("/", "\\")):
-        return out / name
-    return out.with_suffix("") if out.suffix in {".csv", ".md", ".tex"} else out
+    path = Path(out)
+    if path.is_dir() or str(out).endswith(("/", "\\")):
+        return path / name
+    return path.with_suffix("") if path.suffix in {".csv", ".md", ".tex"} else path
 
 
 def _group_values(frame: pd.DataFrame, column: str | None) -> tuple[np.ndarray | None, str]:
@@ -606,10 +607,10 @@ LABEL_MAP_HELP = (
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=click.Path(),  # a str: a trailing '/' (a folder to create) must survive parsing
     default=None,
-    help="PREFIX (writes PREFIX.csv, .md, .tex) or a folder (writes evaluation.*); "
-    "without it the table is printed.",
+    help="PREFIX (writes PREFIX.csv, .md, .tex) or a folder, existing or ending in '/' "
+    "(writes evaluation.*); without it the table is printed.",
 )
 @sealed_file(
     "out",
@@ -625,7 +626,7 @@ def evaluate_cmd(
     type_column: str | None,
     n_boot: int,
     seed: int,
-    out: Path | None,
+    out: str | None,
 ) -> None:
     """Validate a verifier on a labelled scores table: AUC, recall, specificity, kappa at tau.
 

@@ -191,6 +191,11 @@ def test_cli_evaluate_writes_three_formats(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     r = CliRunner().invoke(cli, [*args[:-1], str(tmp_path / "dir")])
     assert r.exit_code == 0 and (tmp_path / "dir" / "evaluation.tex").is_file()
+    # a folder that does not exist yet, named with a trailing '/': created, never 'new.csv'
+    r = CliRunner().invoke(cli, [*args[:-1], str(tmp_path / "new") + "/"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "new" / "evaluation.csv").is_file()
+    assert not (tmp_path / "new.csv").exists()
     r = CliRunner().invoke(cli, args[:-2])  # no --out: printed
     assert r.exit_code == 0 and "ci_method" in r.output
 
