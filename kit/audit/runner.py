@@ -33,6 +33,7 @@ from kit.grade.reader import read_checklists
 from kit.guard.score_store import DEFAULT_STORE
 from kit.guard.verifier import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
+from kit.parallel import LOCAL, Engine
 from kit.progress import Progress
 
 CHUNK_RUNS = 50
@@ -68,6 +69,7 @@ class AuditOptions:
     truth: Path | None = None
     failed_lookups: Path | None = None
     cache_dir: Path | None = DEFAULT_STORE  # the score store; None: in memory only
+    engine: Engine = LOCAL  # where the store's misses are scored (--engine; same bytes)
     max_answer_chars: int = 100_000
     skip_bad: bool = False
     progress: bool = True
@@ -348,7 +350,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     pubmedqa = pubmedqa_memory(texts, sorted(inputs.failed_lookups), closed_world)
     chain = open_chain(parse_names(opts.corpus), opts.corpus_root, pubmedqa)
     resolvers = {scheme: chain.resolver(scheme) for scheme in SCHEMES}
-    scorer = open_scorer(verifier, opts.cache_dir, opts.device)
+    scorer = open_scorer(verifier, opts.cache_dir, opts.device, opts.engine)
     persist = scorer.flush
 
     # L1 + L2 over runs, chunk by chunk (progress, resumable) ------------------------------

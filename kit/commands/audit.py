@@ -8,9 +8,10 @@ import click
 
 from kit.audit.runner import DEFAULT_CALIBRATION, AuditOptions
 from kit.audit.runner import audit as run_and_write
-from kit.commands.options import score_store_options, score_store_root
+from kit.commands.options import engine_options, score_store_options, score_store_root
 from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+from kit.parallel import Engine
 from kit.registry.fetch import DEFAULT_DEST
 
 _file = click.Path(dir_okay=False, path_type=Path)
@@ -80,6 +81,7 @@ _dir = click.Path(file_okay=False, path_type=Path)
     "--failed-lookups", type=_file, default=None, help="Simulated outages (default: beside RUNS)."
 )
 @score_store_options
+@engine_options
 @click.option("--max-answer-chars", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--skip-bad", is_flag=True, help="Skip malformed run lines (counted) instead.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
@@ -109,6 +111,9 @@ def audit(
     failed_lookups: Path | None,
     cache_dir: Path,
     no_cache: bool,
+    engine: str,
+    ray_address: str | None,
+    ray_workers: int | None,
     max_answer_chars: int,
     skip_bad: bool,
     quiet: bool,
@@ -123,7 +128,9 @@ def audit(
     traces; with --board/--design, the agent's place on the board (certify engine).
     Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/. Scores go to
     the shared score store (--cache-dir): a re-audit of the same runs, into any folder,
-    rescores nothing (keys: sha256 of verifier ONNX, scoring mode, claim, passage).
+    rescores nothing (keys: sha256 of verifier ONNX, scoring mode, claim, passage). With
+    --engine ray the store's misses are scored on a Ray cluster (docs/scale.md): the outputs
+    are the same bytes as with the default --engine local.
 
     \b
     Example:
@@ -155,6 +162,7 @@ def audit(
         truth=truth,
         failed_lookups=failed_lookups,
         cache_dir=score_store_root(cache_dir, no_cache),
+        engine=Engine(engine, ray_address, ray_workers),
         max_answer_chars=max_answer_chars,
         skip_bad=skip_bad,
         progress=not quiet,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -13,8 +14,10 @@ from kit import atomic
 from kit.certify.design import parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, true_differences
+from kit.commands.options import engine_options
 from kit.commands.sealed import sealed_output
 from kit.errors import ConfigError
+from kit.parallel import Engine, import_ray, mapper
 from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
 from kit.schema import read_table, read_yaml, validate_frame
 
@@ -84,6 +87,7 @@ def _write(frame: pd.DataFrame, schema: str, stem: Path, formats: tuple[str, ...
     show_default=True,
     help="Write the rank-interval figure ranks.png.",
 )
+@engine_options
 @sealed_output("out_dir", kind="certify")
 def certify(
     scores: Path,
@@ -95,6 +99,9 @@ def certify(
     seed: int,
     calibration_scope: str,
     figure: bool,
+    engine: str,
+    ray_address: str | None,
+    ray_workers: int | None,
 ) -> None:
     """Certify every pair of a score table under a declared design (Eq. 4 of the paper).
 
@@ -102,8 +109,17 @@ def certify(
     Writes to OUT: pairs.csv, ranks.{csv,md,tex}, conventional.csv, conventional_counts.csv,
     ranks.png, with --null-draws N: calibration.csv, loco.csv, and with --validate N:
     validity.csv (SYNTHETIC boards shaped like the input; `kit report board` shows it).
+    With --engine ray the --null-draws / --validate draws run as Ray tasks (docs/scale.md);
+    every draw is seeded by its index (or drawn up front), so the tables are the same bytes.
     Example: kit certify scores.csv --design examples/certify/design.yaml --out out/ --null-draws 2000
     """
+    spec = Engine(engine, ray_address, ray_workers)
+    if spec.is_ray and null_draws == 0 and validate == 0:
+        click.echo(
+            "--engine ray: nothing to distribute without --null-draws / --validate", err=True
+        )
+    elif spec.is_ray:
+        import_ray()  # a missing extra: exit 2 before any work
     design = parse_design(read_yaml(design_path, "design"), str(design_path))
     click.echo(f"reading {scores}", err=True)
     frame = read_table(scores, "scores")
@@ -120,35 +136,47 @@ def certify(
         out_dir / "conventional_counts",
         ("csv",),
     )
-    if null_draws > 0:
-        click.echo(f"calibrating: {null_draws} sign-flip draws + leave-one-cluster-out", err=True)
-        if calibration_scope != "all" and calibration_scope not in set(result.pairs["readout"]):
+    if null_draws > 0 and calibration_scope != "all":
+        if calibration_scope not in set(result.pairs["readout"]):
             raise ConfigError(
                 "bad_parameter", f"--calibration-scope {calibration_scope!r} is not a readout"
             )
-        cal, loco = calibrate_board(
-            frame,
-            design,
-            result,
-            null_draws,
-            np.random.default_rng(seed),
-            targets,
-            calibration_scope,
-        )
-        _write(cal, "certify_calibration", out_dir / "calibration", ("csv",))
-        _write(loco, "certify_loco", out_dir / "loco", ("csv",))
     validity_line = ""
-    if validate > 0:
-        from kit.certify.validity import validate_board, validity_sentence
+    with mapper(spec) if null_draws > 0 or validate > 0 else nullcontext() as run:
+        if null_draws > 0:
+            click.echo(
+                f"calibrating: {null_draws} sign-flip draws + leave-one-cluster-out", err=True
+            )
+            cal, loco = calibrate_board(
+                frame,
+                design,
+                result,
+                null_draws,
+                np.random.default_rng(seed),
+                targets,
+                calibration_scope,
+                mapper=run,
+            )
+            _write(cal, "certify_calibration", out_dir / "calibration", ("csv",))
+            _write(loco, "certify_loco", out_dir / "loco", ("csv",))
+        if validate > 0:
+            from kit.certify.validity import validate_board, validity_sentence
 
-        click.echo(
-            f"validating: {validate} null + {validate} alternative SYNTHETIC boards", err=True
-        )
-        validity = validate_board(
-            frame, design, validate, seed, targets, str(scores), str(targets_path or "")
-        )
-        _write(validity, "certify_validity", out_dir / "validity", ("csv",))
-        validity_line = validity_sentence(validity)
+            click.echo(
+                f"validating: {validate} null + {validate} alternative SYNTHETIC boards", err=True
+            )
+            validity = validate_board(
+                frame,
+                design,
+                validate,
+                seed,
+                targets,
+                str(scores),
+                str(targets_path or ""),
+                mapper=run,
+            )
+            _write(validity, "certify_validity", out_dir / "validity", ("csv",))
+            validity_line = validity_sentence(validity)
     if figure:
         from kit.report.rank_figure import write_rank_figure
 
