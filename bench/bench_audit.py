@@ -1,34 +1,46 @@
-"""Benchmark `kit audit`: citations/s from a cold score store and warm, at growing sizes.
+"""Benchmark `kit audit`: citations/s cold and warm, projected hours for 1 M, Ray scaling.
 
-Run: .venv/bin/python bench/bench_audit.py [--citations 1000,10000] [--cites 10]
-     [--variant fp32] [--device cpu] [--n-cal 200] [--raw data/raw] [--verifier minilm-bi]
-     [--out bench_audit.json]
+Run: .venv/bin/python bench/bench_audit.py [--citations 1000,10000] [--full] [--cites 10]
+     [--modes bi,cross,two-stage] [--variant int8] [--device cpu] [--n-cal 200]
+     [--bi minilm-bi] [--cross minilm-nli] [--top-k 2] [--ray-pairs 200] [--no-ray]
+     [--raw data/raw] [--out bench_audit.json]
 
 The runs are built synthetically from PubMedQA PQA-L (clearly labelled SYNTHETIC; seed 0): each
 run answers one item with ``--cites`` claims, items drawn from a fixed random 75% of the corpus
-(the other 25% stay held out for the default calibration pairs); a claim is one sentence of a random item's
-conclusion behind one of 8 lead-ins (so claims are mostly distinct, as an agent's paraphrases
-are), followed by ``(PMID:x)`` where x is the item's own PMID (80%), its on-topic MeSH neighbour
-(15%) or a non-existent 8-digit PMID (5%). For each size (``--citations``, runs = size /
-``--cites``), in a fresh child process: the whole `kit audit` (validation, L1, L2 with the
-verifier, conformal flags, BM25 re-attribution, behaviour, outputs) from an EMPTY score store,
-then a re-audit of the same runs into a NEW output folder with the store warm (the shared
-content-addressed store of kit.guard.score_store). Printed: citations/s cold and warm, the
-warm/cold ratio (goal >= 10x), the cost growth between sizes, the child's peak memory (max RSS),
-and the projected hours for 1 M citations cold on this machine (fixed + marginal cost fitted
-through the two largest sizes). The machine's load average is printed: on a shared machine the
-numbers are slower than on an idle one.
+(the other 25% stay held out for the default calibration pairs); a claim is one sentence of a
+random item's conclusion behind one of 8 lead-ins (so claims are mostly distinct, as an agent's
+paraphrases are), followed by ``(PMID:x)`` where x is the item's own PMID (80%), its on-topic
+MeSH neighbour (15%) or a non-existent 8-digit PMID (5%).
 
-Verifier: a built-in name or a card folder. The bi-encoder (minilm-bi, the default here) is
-built into a temp folder when data/verifier is missing (seconds, from the installed model
-package); a missing cross-encoder (minilm-nli: `make reproduce` trains it) is a one-line SKIP.
-Out of pytest on purpose: timings depend on the machine and on what else runs on it.
+Modes (``--modes``; ``--variant`` int8 by default): ``bi`` (minilm-bi, built into a temp folder
+when data/verifier is missing), ``cross`` (minilm-nli; a SKIP line until `make reproduce` trained
+it) and ``two-stage`` (the bi-encoder keeps ``--top-k`` windows per passage, the cross-encoder
+judges them: kit.guard.two_stage; `kit audit` has no option for it, so the bench loads it in
+place of the audit's verifier). For each mode and size (``--citations``; ``--full`` adds
+100,000; runs = size / ``--cites``), in a fresh child process: the whole `kit audit`
+(validation, L1, L2, conformal flags, BM25 re-attribution, behaviour, outputs) from an EMPTY
+score store, then a re-audit of the same runs into a NEW folder with the store warm. Printed:
+citations/s cold and warm, the warm/cold ratio (goal >= 10x), the cost growth between sizes,
+the child's peak memory (max RSS), and the projected hours for 1 M citations cold (and warm)
+on this machine (fixed + marginal cost fitted through the two largest sizes).
+
+Ray scaling (needs the 'ray' extra; else a SKIP line): ``--ray-pairs`` (claim, cited abstract)
+pairs drawn as the runs' citations are -- the audit's L2 workload -- scored by the mode's
+verifier with the local engine and with ``--engine ray``'s runner at 1 and 2 one-CPU workers
+on a Ray started in a fresh child process each time (driver peak RSS by getrusage; the Ray
+processes' summed RSS sampled every 0.2 s with psutil); scores checked byte-identical to local.
+From the efficiency rate(2) / (2 rate(1)) and the projections it prints how many cores bring a
+1 M-citation cold audit under one hour, with its assumption (:func:`cores_statement`).
+
+The machine's load average is printed: on a shared machine the numbers are slower than on an
+idle one. Out of pytest on purpose: timings depend on the machine and on what else runs on it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -36,6 +48,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,8 +64,8 @@ LEADS = (
 )
 
 
-def build_runs(raw: Path, n_runs: int, n_cites: int, seed: int = 0) -> list[dict]:
-    """Synthetic agent-run records (see module doc)."""
+def _draw(raw: Path, n_runs: int, n_cites: int, seed: int) -> tuple[Any, list[tuple]]:
+    """The corpus and, per run, (task item, [(claim, cited PMID), ...]) (see module doc)."""
     from kit.grade.pubmedqa_corpus import build_corpus
     from kit.guard.windows import split_sentences
     from kit.registry.loaders import pubmedqa_tables
@@ -66,9 +79,9 @@ def build_runs(raw: Path, n_runs: int, n_cites: int, seed: int = 0) -> list[dict
     sentences = {p: split_sentences(corpus.conclusion[p]) or [corpus.conclusion[p]] for p in pool}
     known = set(corpus.pmids)
     runs = []
-    for j in range(n_runs):
+    for _ in range(n_runs):
         task = pool[int(rng.integers(len(pool)))]
-        parts, cited = [], []
+        cites = []
         for _ in range(n_cites):
             p = pool[int(rng.integers(len(pool)))]
             sent = sentences[p][int(rng.integers(len(sentences[p])))].rstrip(". ")
@@ -83,14 +96,23 @@ def build_runs(raw: Path, n_runs: int, n_cites: int, seed: int = 0) -> list[dict
                 x = str(int(rng.integers(10_000_000, 99_999_999)))
                 while x in known:
                     x = str(int(rng.integers(10_000_000, 99_999_999)))
-            parts.append(f"{claim} (PMID:{x}).")
-            cited.append(f"PMID:{x}")
+            cites.append((claim, x))
+        runs.append((task, cites))
+    return corpus, runs
+
+
+def build_runs(raw: Path, n_runs: int, n_cites: int, seed: int = 0) -> list[dict]:
+    """Synthetic agent-run records (see module doc)."""
+    _, drawn = _draw(raw, n_runs, n_cites, seed)
+    runs = []
+    for j, (task, cites) in enumerate(drawn):
+        cited = [f"PMID:{x}" for _, x in cites]
         runs.append(
             {
                 "run_id": f"bench-{j:05d}",
                 "task_id": f"pubmedqa-{task}",
                 "model": "synthetic-agent",
-                "answer": " ".join(parts),
+                "answer": " ".join(f"{claim} (PMID:{x})." for claim, x in cites),
                 "cited": list(dict.fromkeys(cited)),
                 "tool_calls": [
                     {"tool": "pubmed_fetch", "arguments": {"pmid": c}, "status": "ok"}
@@ -102,12 +124,40 @@ def build_runs(raw: Path, n_runs: int, n_cites: int, seed: int = 0) -> list[dict
     return runs
 
 
-def _audit_size(args: argparse.Namespace, verifier: str, n_cit: int) -> dict:
+def build_pairs(raw: Path, n: int, seed: int = 1) -> tuple[list[str], list[str]]:
+    """``n`` (claim, cited abstract) pairs drawn as the runs' citations are (the L2 workload;
+    fabricated identifiers, which have no passage, are left out)."""
+    corpus, drawn = _draw(raw, n, 1, seed)
+    pairs = [(c, corpus.abstract.get(x, "")) for _, cites in drawn for c, x in cites]
+    pairs = [(c, p) for c, p in pairs if p]
+    return [c for c, _ in pairs], [p for _, p in pairs]
+
+
+def _two_stage_loader(bi: str, cross: str, top_k: int) -> Any:
+    """A stand-in for ``kit.audit.runner._load_verifier`` that builds the two-stage verifier
+    (``kit audit`` has no two-stage option; the bench measures what it would cost)."""
+
+    def load(opts: Any) -> Any:
+        from kit.guard.two_stage import TwoStageVerifier
+        from kit.guard.verifier import load_verifier
+
+        parts = [load_verifier(x, opts.variant, opts.device, opts.batch_size) for x in (bi, cross)]
+        return TwoStageVerifier(parts[0], parts[1], top_k=top_k)
+
+    return load
+
+
+def _audit_size(args: argparse.Namespace, mode: str, verifier: str, n_cit: int) -> dict:
     """Cold and warm audits of ``n_cit`` synthetic citations (run in a child process)."""
     import resource
 
+    from kit.audit import runner
     from kit.audit.runner import AuditOptions, audit
 
+    if mode == "two-stage":
+        bi, cross = verifier.split("|")
+        runner._load_verifier = _two_stage_loader(bi, cross, args.top_k)
+        verifier = cross
     n_runs = max(1, n_cit // args.cites)
     with tempfile.TemporaryDirectory(prefix="bench_audit_") as tmp:
         d = Path(tmp)
@@ -161,94 +211,338 @@ def _verifier(spec: str, tmp: Path) -> str | None:
         return spec
     except ConfigError as err:
         if spec != "minilm-bi":
-            print(f"SKIP bench_audit: {err.message}")
+            print(f"SKIP: {err.message}")
             return None
-    from kit.guard.export import build_verifier
-
     out = tmp / "verifier"
-    print("bench_audit: minilm-bi is not built (data/verifier); building it into a temp folder")
-    build_verifier(out)
+    if not (out / "card.json").is_file():
+        from kit.guard.export import build_verifier
+
+        print("bench_audit: minilm-bi is not built (data/verifier); building it into a temp folder")
+        build_verifier(out)
     return str(out)
 
 
-def project(rows: list[dict], target: int = 1_000_000) -> dict:
-    """Cost growth and the projected cold hours for ``target`` citations: t(N) = a + b N through
-    the two largest sizes (one size: proportional)."""
+def _fit(rows: list[dict], key: str) -> tuple[float, float, str]:
+    """(a, b, growth) of t(N) = a + b N through the two largest sizes (one size: proportional)."""
     big = sorted(rows, key=lambda r: r["citations"])[-2:]
+    n2, t2 = big[-1]["citations"], big[-1][key]
     if len(big) == 2 and big[1]["citations"] > big[0]["citations"]:
-        (n1, t1), (n2, t2) = ((r["citations"], r["cold_s"]) for r in big)
-        b = max((t2 - t1) / (n2 - n1), 0.0)
-        a = max(t1 - b * n1, 0.0)
-        growth = f"citations x{n2 / n1:.3g} -> cold time x{t2 / t1:.3g}"
-        how = "t(N) = a + b N through the two largest sizes"
-    else:
-        n2, t2 = big[-1]["citations"], big[-1]["cold_s"]
-        a, b, growth, how = 0.0, t2 / n2, "one size only", "proportional to the one size"
+        n1, t1 = big[0]["citations"], big[0][key]
+        growth = f"citations x{n2 / n1:.3g} -> time x{t2 / t1:.3g}"
+        if t2 > t1:
+            b = (t2 - t1) / (n2 - n1)
+            return max(t1 - b * n1, 0.0), b, growth
+        return 0.0, t2 / n2, growth + " (time did not grow: load noise or fixed costs dominate)"
+    return 0.0, t2 / n2, "one size only"
+
+
+def project(rows: list[dict], target: int = 1_000_000) -> dict:
+    """Cost growth and the projected cold (and warm) hours for ``target`` citations:
+    t(N) = a + b N through the two largest sizes (one size: proportional)."""
+    a, b, growth = _fit(rows, "cold_s")
+    aw, bw, _ = _fit(rows, "warm_s")
+    fitted = "did not grow" not in growth and growth != "one size only"
     return {
         "fixed_s": round(a, 2),
         "marginal_ms_per_citation": round(1000 * b, 3),
         "cost_growth": growth,
-        "projected_hours_1M_citations_cold": round((a + b * target) / 3600, 2),
-        "projection": how,
+        "projected_hours_1M_citations_cold": round((a + b * target) / 3600, 3),
+        "projected_hours_1M_citations_warm": round((aw + bw * target) / 3600, 3),
+        "projection": "t(N) = a + b N through the two largest sizes"
+        if fitted
+        else "proportional to the largest size (upper bound: its fixed costs scale too)",
     }
+
+
+# ----------------------------------------------------------------------------- Ray scaling
+
+
+def _ray_child(args: argparse.Namespace, mode: str, verifier: str, workers: int) -> dict:
+    """Score the L2 workload pairs locally (workers 0) or on a local Ray with ``workers``
+    one-CPU actors; pairs/s, driver peak RSS, the Ray processes' sampled peak RSS (a child)."""
+    import hashlib
+    import resource
+    import threading
+
+    from kit.guard.verifier import load_verifier
+
+    claims, passages = build_pairs(args.raw, args.ray_pairs)
+
+    def fresh() -> Any:  # a new verifier: empty caches, so no call changes another's batches
+        if mode == "two-stage":
+            from types import SimpleNamespace
+
+            bi, cross = verifier.split("|")
+            o = SimpleNamespace(variant=args.variant, device=args.device, batch_size=32)
+            return _two_stage_loader(bi, cross, args.top_k)(o)
+        return load_verifier(
+            verifier, args.variant, args.device, 32, threads=0 if not workers else 1
+        )
+
+    v = fresh()
+    peak = {"ray": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        try:
+            import psutil
+        except ImportError:
+            return
+        me = psutil.Process()
+        while not stop.wait(0.2):
+            total = 0
+            for p in me.children(recursive=True):
+                try:
+                    total += p.memory_info().rss
+                except psutil.Error:
+                    pass
+            peak["ray"] = max(peak["ray"], total)
+
+    probe = ([c + " (probe)" for c in claims[:2]], [p + " (probe)" for p in passages[:2]])
+    overhead = 0.0
+    if not workers:
+        t = time.perf_counter()
+        s = np.asarray(v.score(claims, passages), dtype=float)
+        sec = time.perf_counter() - t
+    else:
+        import ray
+
+        from kit.guard.ray_engine import ray_engine
+
+        watcher = threading.Thread(target=sample, daemon=True)
+        watcher.start()
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        try:
+            probe_v = fresh()
+            with ray_engine(probe_v, workers=workers):
+                # every score call starts its actors and loads the model: time that on 2 pairs
+                t = time.perf_counter()
+                probe_v.score(*probe)
+                overhead = time.perf_counter() - t
+            with ray_engine(v, workers=workers):
+                t = time.perf_counter()
+                s = np.asarray(v.score(claims, passages), dtype=float)
+                sec = time.perf_counter() - t
+        finally:
+            ray.shutdown()
+            stop.set()
+    net = sec - overhead
+    return {
+        "workers": workers,
+        "pairs": len(claims),
+        "seconds": round(sec, 2),
+        "pairs_per_s": round(len(claims) / sec, 2),
+        "startup_s": round(overhead, 2),
+        "pairs_per_s_net": round(len(claims) / net, 2) if net > 0 else None,
+        "scores_sha256": hashlib.sha256(s.tobytes()).hexdigest(),
+        "driver_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "ray_processes_peak_rss_mib": round(peak["ray"] / 2**20, 1) if workers else None,
+    }
+
+
+def cores_statement(proj: dict, scaling: dict, target: int = 1_000_000) -> dict:
+    """How many cores bring a ``target``-citation cold audit under one hour (see module doc)."""
+    rows = {r["workers"]: r for r in scaling["rows"]}
+    local, r1, r2 = rows[0], rows[1], rows[2]
+    if not (r1["pairs_per_s_net"] and r2["pairs_per_s_net"]):
+        return {"statement": "no statement: the Ray runs were not longer than their start-up"}
+    rate1 = r1["pairs_per_s_net"]
+    eff = r2["pairs_per_s_net"] / (2 * rate1)
+    t_cold = proj["projected_hours_1M_citations_cold"] * 3600
+    t_driver = proj["projected_hours_1M_citations_warm"] * 3600
+    scoring_pairs = max(t_cold - t_driver, 0.0) * local["pairs_per_s"]
+    assumption = (
+        "the driver's work (the warm-store audit time, projected) stays serial on one core; the "
+        "verifier's work (cold minus warm time, converted to L2 pairs at the local engine's "
+        "measured pairs/s) is spread over N one-CPU Ray workers at the 2-worker scaling "
+        f"efficiency measured here ({eff:.2f}; rates net of each call's actor start and model "
+        "load, which a long run amortises), assumed to hold at N (optimistic: driver-side "
+        "tokenisation and Ray's overhead grow with N)"
+    )
+    if t_driver >= 3600:
+        n = None
+        text = (
+            f"no number of cores: the driver's serial work alone is projected at "
+            f"{t_driver / 3600:.2f} h for {target:,} citations"
+        )
+    elif eff <= 0:
+        n, text = None, "no statement: the measured efficiency is 0"
+    else:
+        n = max(1, math.ceil(scoring_pairs / (eff * rate1 * (3600 - t_driver))))
+        text = (
+            f"about {n + 1} cores ({n} Ray workers + 1 driver core) bring a {target:,}-citation "
+            f"cold audit under one hour"
+        )
+    return {
+        "efficiency_2_workers": round(eff, 3),
+        "workers_needed": n,
+        "statement": text,
+        "assumption": assumption,
+    }
+
+
+def _child(fn: Any, *a: Any) -> Any:
+    """``fn(*a)`` in a fresh spawned process (its own peak memory, its own Ray)."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(fn, a)
+
+
+def _mode_verifiers(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
+    """mode -> verifier spec (two-stage: 'BI|CROSS'); a SKIP line for each mode not built."""
+    want = [m.strip() for m in args.modes.split(",") if m.strip()]
+    bi = _verifier(args.bi, tmp) if {"bi", "two-stage"} & set(want) else None
+    cross = None
+    if {"cross", "two-stage"} & set(want):
+        cross = _verifier(args.cross, tmp)
+        if cross is None:
+            print(
+                "SKIP bench_audit cross-encoder and two-stage modes: train it with make reproduce"
+            )
+    out: dict[str, str] = {}
+    for m in want:
+        if m == "bi" and bi:
+            out[m] = bi
+        elif m == "cross" and cross:
+            out[m] = cross
+        elif m == "two-stage" and bi and cross:
+            out[m] = f"{bi}|{cross}"
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--citations", default="1000,10000", help="comma list of sizes")
+    ap.add_argument("--full", action="store_true", help="add 100,000 citations to the sizes")
+    ap.add_argument("--modes", default="bi,cross,two-stage", help="bi, cross, two-stage")
     ap.add_argument("--cites", type=int, default=10, help="citations per run")
-    ap.add_argument("--variant", default="fp32", choices=["fp32", "int8"])
+    ap.add_argument("--variant", default="int8", choices=["fp32", "int8"])
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--n-cal", type=int, default=200)
     ap.add_argument("--raw", type=Path, default=Path("data/raw"))
-    ap.add_argument(
-        "--verifier", default="minilm-bi", help="built-in name or card folder (kit guard --help)"
-    )
+    ap.add_argument("--bi", default="minilm-bi", help="bi-encoder: built-in name or card folder")
+    ap.add_argument("--cross", default="minilm-nli", help="cross-encoder: name or card folder")
+    ap.add_argument("--top-k", type=int, default=2, help="two-stage: windows kept per pair")
+    ap.add_argument("--ray-pairs", type=int, default=200, help="L2 pairs of the Ray scaling")
+    ap.add_argument("--no-ray", action="store_true", help="skip the Ray scaling section")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     sizes = [int(x) for x in args.citations.split(",") if x.strip()]
+    if args.full and 100_000 not in sizes:
+        sizes.append(100_000)
+    try:
+        import ray  # noqa: F401
+
+        has_ray = not args.no_ray
+        ray_note = "" if has_ray else "skipped (--no-ray)"
+    except ImportError:
+        has_ray, ray_note = (
+            False,
+            "SKIP Ray scaling: ray is not installed (pip install -e '.[ray]')",
+        )
 
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="bench_audit_v_") as vtmp:
-        verifier = _verifier(args.verifier, Path(vtmp))
-        if verifier is None:
-            return 0
-        ctx = multiprocessing.get_context("spawn")
-        rows = []
-        for n in sizes:
-            with ctx.Pool(1) as pool:  # a fresh process per size: its own peak memory
-                row = pool.apply(_audit_size, (args, verifier, n))
-            rows.append(row)
-            print(
-                f"bench_audit: {row['citations']} citations: cold {row['cold_citations_per_s']}/s "
-                f"({row['cold_s']} s), warm {row['warm_citations_per_s']}/s ({row['warm_s']} s), "
-                f"warm/cold x{row['warm_over_cold']}, peak {row['peak_rss_mib']} MiB",
-                file=sys.stderr,
-                flush=True,
-            )
-    report = {
+    report: dict[str, Any] = {
         "synthetic": True,
-        "verifier": args.verifier,
         "variant": args.variant,
         "device": args.device,
         "n_cal": args.n_cal,
-        "sizes": rows,
-        **project(rows),
-        "warm_goal_met": all(r["warm_over_cold"] >= 10 for r in rows),
-        "load_average_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
-        "cpu_count": os.cpu_count(),
-        "machine": platform.platform(),
-        "note": "SYNTHETIC runs over the 1,000-paper PubMedQA corpus: every cited passage is "
-        "embedded once, so the cold marginal cost is mostly claims; a corpus with more distinct "
-        "papers costs more per citation. Timings depend on the machine's load (printed).",
+        "cites_per_run": args.cites,
+        "modes": {},
     }
+    with tempfile.TemporaryDirectory(prefix="bench_audit_v_") as vtmp:
+        verifiers = _mode_verifiers(args, Path(vtmp))
+        for mode, spec in verifiers.items():
+            rows = []
+            for n in sizes:
+                row = _child(_audit_size, args, mode, spec, n)
+                rows.append(row)
+                print(
+                    f"bench_audit {mode}: {row['citations']} citations: cold "
+                    f"{row['cold_citations_per_s']}/s ({row['cold_s']} s), warm "
+                    f"{row['warm_citations_per_s']}/s ({row['warm_s']} s), warm/cold "
+                    f"x{row['warm_over_cold']}, peak {row['peak_rss_mib']} MiB",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            entry: dict[str, Any] = {"verifier": spec, "sizes": rows, **project(rows)}
+            entry["warm_goal_met"] = all(r["warm_over_cold"] >= 10 for r in rows)
+            if has_ray:
+                scaling = {"rows": [_child(_ray_child, args, mode, spec, w) for w in (0, 1, 2)]}
+                scaling["identical_to_local"] = all(
+                    r["scores_sha256"] == scaling["rows"][0]["scores_sha256"]
+                    for r in scaling["rows"]
+                )
+                entry["ray_scaling"] = {**scaling, **cores_statement(entry, scaling)}
+            report["modes"][mode] = entry
+    report.update(
+        {
+            "load_average_1m_before_after": [
+                round(load_before[0], 2),
+                round(os.getloadavg()[0], 2),
+            ],
+            "cpu_count": os.cpu_count(),
+            "machine": platform.platform(),
+            "ray": ray_note or "measured",
+            "note": "SYNTHETIC runs over the 1,000-paper PubMedQA corpus: every cited passage is "
+            "embedded once, so the cold marginal cost is mostly claims; a corpus with more "
+            "distinct papers costs more per citation. Timings depend on the machine's load.",
+        }
+    )
+    print_report(report, ray_note)
     text = json.dumps(report, indent=2)
-    print(text)
     if args.out:
         from kit import atomic
 
         atomic.write_text(args.out, text + "\n")
     return 0
+
+
+def print_report(report: dict[str, Any], ray_note: str) -> None:
+    la = report["load_average_1m_before_after"]
+    print(
+        f"# bench_audit: SYNTHETIC runs, {report['variant']}, {report['cites_per_run']} "
+        f"citations per run; {report['cpu_count']} CPUs, load average {la[0]} -> {la[1]} "
+        "(a loaded machine is slower)"
+    )
+    print()
+    print("| mode | citations | cold cit/s | warm cit/s | warm / cold | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for mode, e in report["modes"].items():
+        for r in e["sizes"]:
+            print(
+                f"| {mode} | {r['citations']} | {r['cold_citations_per_s']} | "
+                f"{r['warm_citations_per_s']} | {r['warm_over_cold']}x | {r['peak_rss_mib']} |"
+            )
+    print()
+    for mode, e in report["modes"].items():
+        print(
+            f"{mode}: cost growth {e['cost_growth']}; projected {e['projected_hours_1M_citations_cold']}"
+            f" h for 1,000,000 citations cold on this machine ({e['projection']}); warm-store "
+            f"goal (>= 10x) {'met' if e['warm_goal_met'] else 'NOT met'}"
+        )
+        rs = e.get("ray_scaling")
+        if rs:
+            parts = []
+            for r in rs["rows"]:
+                who = "local engine" if r["workers"] == 0 else f"ray {r['workers']} worker(s)"
+                mem = f"driver {r['driver_peak_rss_mib']} MiB"
+                if r["ray_processes_peak_rss_mib"] is not None:
+                    mem += f", Ray processes {r['ray_processes_peak_rss_mib']} MiB"
+                net = "" if not r["workers"] else f", net of {r['startup_s']} s start-up: "
+                net += "" if not r["workers"] else f"{r['pairs_per_s_net']} pairs/s"
+                parts.append(f"{who} {r['pairs_per_s']} pairs/s{net} ({mem})")
+            print(f"  Ray scaling on {rs['rows'][0]['pairs']} L2 pairs: " + "; ".join(parts))
+            print(
+                f"  efficiency at 2 workers {rs.get('efficiency_2_workers')}; scores identical "
+                f"to local: {rs['identical_to_local']}"
+            )
+            print(
+                f"  {rs['statement']}."
+                + (f" Assumption: {rs['assumption']}." if "assumption" in rs else "")
+            )
+    if ray_note:
+        print(ray_note)
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from kit.grade.reader import read_checklists
 from kit.guard.score_store import DEFAULT_STORE
 from kit.guard.verifier import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
+from kit.parallel import LOCAL, Engine
 
 DEFAULT_CALIBRATION = "pubmedqa-neighbours"
 
@@ -53,6 +54,7 @@ class AuditOptions:
     truth: Path | None = None
     failed_lookups: Path | None = None
     cache_dir: Path | None = DEFAULT_STORE  # the score store; None: in memory only
+    engine: Engine = LOCAL  # where the store's misses are scored (--engine; same bytes)
     max_answer_chars: int = 100_000
     skip_bad: bool = False
     progress: bool = True

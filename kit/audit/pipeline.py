@@ -83,7 +83,7 @@ def open_context(opts: AuditOptions, inputs: Inputs) -> Context:
         chain,
         {scheme: chain.resolver(scheme) for scheme in SCHEMES},
         verifier.card.to_dict(),
-        open_scorer(verifier, opts.cache_dir, opts.device),
+        open_scorer(verifier, opts.cache_dir, opts.device, opts.engine),
         closed_world,
     )
 

@@ -17,12 +17,15 @@ is a handful of matrix products.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from kit.parallel import SerialMap, split
 from kit.stats.cluster import SE_FLOOR, cluster_sums, variance_weights
 from kit.stats.signflip import sign_vectors
 
@@ -47,6 +50,36 @@ def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> float:
     return float(x[order][np.searchsorted(cum, q - 1e-12)])
 
 
+def _flip_chunks(
+    c: np.ndarray,
+    n: np.ndarray,
+    a_term: np.ndarray,
+    cn: np.ndarray,
+    n2: np.ndarray,
+    crit: np.ndarray,
+    eps: np.ndarray,
+    signs: np.ndarray,
+    weights: np.ndarray,
+    chunk: int,
+    starts: list[int],
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(statistic per draw, weighted false certifications per contrast) of the draw chunks
+    beginning at ``starts`` (see :func:`sign_flip_null`; the module doc's algebra)."""
+    results = []
+    for start in starts:
+        sg = signs[start : start + chunk].T  # (G, b)
+        gap = (c @ sg) / n[:, None]
+        ss = a_term - 2 * gap * (cn @ sg) + gap**2 * n2
+        se = np.sqrt(np.maximum(ss, 0.0)) / n[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.abs(gap) / (crit[:, None] * se + eps)
+        # a degenerate draw (se at the floor, or undefined) certifies nothing
+        ratio = np.where(np.isfinite(ratio) & (se > SE_FLOOR), ratio, 0.0)
+        stat = ratio.max(axis=0) if len(ratio) else np.zeros(sg.shape[1])
+        results.append((stat, (ratio > 1) @ weights[start : start + chunk]))
+    return results
+
+
 def sign_flip_null(
     d: np.ndarray,
     codes: np.ndarray,
@@ -58,6 +91,7 @@ def sign_flip_null(
     chunk: int = 256,
     method: str = "cr1",
     crit: np.ndarray | None = None,
+    mapper: Any = None,
 ) -> SignFlipNull:
     """Family-wise false certification under the sign-flip null (Appendix F.5).
 
@@ -66,6 +100,9 @@ def sign_flip_null(
     ``method`` is the variance of the radius (``cr1``, ``cr2``, ``crv3``) and ``crit`` (P,) its
     critical values (default: the t quantile with K - 1 df); a flipped se at or below
     ``SE_FLOOR`` certifies nothing, exactly as ``decide`` labels it too_little_variation.
+    The sign vectors are drawn here from ``rng``; ``mapper`` (:class:`kit.parallel.SerialMap`
+    when None, or a Ray one) evaluates groups of ``chunk`` draws, and the results are summed
+    in draw order, so every mapper gives the same floats.
     """
     d = np.atleast_2d(np.asarray(d, dtype=float))
     n, _, s_sum, counts = cluster_sums(d, codes, n_clusters)
@@ -81,20 +118,19 @@ def sign_flip_null(
     cn = w * c * counts
     n2 = (w * counts**2).sum(axis=1)[:, None]
     eps = np.asarray(eps_outside, dtype=float)[:, None]
-    signs, weights, exact = sign_vectors(n_clusters, draws, rng)
+    signs, weights, exact = sign_vectors(n_clusters, draws, rng)  # drawn here, in one stream
+    starts = range(0, len(signs), chunk)
+    run = mapper or SerialMap()
+    groups = [[starts[i] for i in part] for part in split(len(starts), run.parts)]
+    stats_of = functools.partial(
+        _flip_chunks, c, n, a_term, cn, n2, crit, eps, signs, weights, chunk
+    )
     out = np.empty(len(signs))
     per = np.zeros(len(c))
-    for start in range(0, len(signs), chunk):
-        sg = signs[start : start + chunk].T  # (G, b)
-        gap = (c @ sg) / n[:, None]
-        ss = a_term - 2 * gap * (cn @ sg) + gap**2 * n2
-        se = np.sqrt(np.maximum(ss, 0.0)) / n[:, None]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.abs(gap) / (crit[:, None] * se + eps)
-        # a degenerate draw (se at the floor, or undefined) certifies nothing
-        ratio = np.where(np.isfinite(ratio) & (se > SE_FLOOR), ratio, 0.0)
-        out[start : start + chunk] = ratio.max(axis=0) if len(ratio) else 0.0
-        per += (ratio > 1) @ weights[start : start + chunk]
+    for group, results in zip(groups, run.map(stats_of, groups), strict=True):
+        for start, (stat, hits) in zip(group, results, strict=True):  # in draw order
+            out[start : start + chunk] = stat
+            per += hits
     fwer = float(weights[out > 1].sum())
     c_star = _weighted_quantile(out, weights, 0.95)
     return SignFlipNull(out, weights, exact, fwer, c_star, per)

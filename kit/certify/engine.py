@@ -13,6 +13,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -659,11 +660,14 @@ def calibrate_board(
     rng: np.random.Generator,
     targets: pd.DataFrame | None = None,
     scope: str = COMPOSITE,
+    mapper: Any = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Sign-flip calibration and leave-one-cluster-out stability (Appendix F.5).
 
     ``scope`` is the readout whose decidable contrasts form the family of the null (default the
     composite, the ranked table), or ``"all"`` for every (pair, readout) of the board.
+    ``mapper`` (:class:`kit.parallel.SerialMap` when None, or a Ray one) runs the sign-flip
+    draws in groups (:func:`kit.certify.calibration.sign_flip_null`); same tables either way.
     Returns (calibration, loco) tables.
     """
     from kit.certify.calibration import (
@@ -703,6 +707,7 @@ def calibrate_board(
         rng,
         method="cr1" if design.inference == "signflip" else design.inference,
         crit=aligned["crit"].to_numpy(dtype=float)[use],
+        mapper=mapper,
     )
     removed = removed_by_c_star(result.pairs, null.c_star) if null.c_star > 1 else None
     rows: list[dict[str, object]] = [

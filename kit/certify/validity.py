@@ -19,13 +19,16 @@ boards with at least one certified (pair, readout) row; Wilson 95% interval) aga
 the power at the observed gaps (mean share of the admissible rows with a nonzero true gap
 certified with the right winner) and the share of alternative boards certifying a wrong
 winner, overall and per readout, and the estimated components. Pure and deterministic: board i
-is drawn from ``np.random.default_rng([seed, i, 0 | 1])``.
+is drawn from ``np.random.default_rng([seed, i, 0 | 1])``, so the boards can run in any grouping
+and on any engine (``--engine ray``: groups of boards as Ray tasks) with the same table.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +39,7 @@ from kit.certify.engine import Board, pair_verdicts, prepare_board, rescored
 from kit.certify.inference_study import mean_interval, rate_interval
 from kit.certify.simulate import simulate_scores
 from kit.errors import check_param
+from kit.parallel import SerialMap, split
 
 ALL = "all"
 BACKFIT_ITERATIONS = 50
@@ -139,10 +143,52 @@ def _synthetic(
     return rescored(board, np.where(np.isfinite(board.cube[:-1]), scores, np.nan), design)
 
 
-def validity_report(board: Board, design: Design, n_boards: int, seed: int) -> pd.DataFrame:
+def _draw_boards(
+    board: Board,
+    design: Design,
+    shape: BoardShape,
+    seed: int,
+    true_gap: np.ndarray,
+    different: np.ndarray,
+    eligible: np.ndarray,
+    layer: np.ndarray,
+    boards: range,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Null and alternative boards ``boards`` (indices into 0..N-1, board i seeded by
+    ``[seed, i, 0 | 1]``): (null_any, null_layer, wrong_any, power) rows for those boards."""
+    n_r = len(board.readouts)
+    n = len(boards)
+    null_any = np.zeros(n, dtype=bool)
+    null_layer = np.zeros((n, n_r), dtype=bool)
+    wrong_any = np.zeros(n, dtype=bool)
+    power = np.full((n, n_r + 1), np.nan)  # last column: all rows
+    zero = np.zeros_like(shape.effects)
+    for row, i in enumerate(boards):
+        for is_null, effects in ((True, zero), (False, shape.effects)):
+            rng = np.random.default_rng([seed, i, int(is_null)])
+            v = pair_verdicts(_synthetic(board, design, shape, effects, rng), design)
+            cert = v.verdict == "certified"
+            if is_null:
+                null_any[row] = cert.any()
+                null_layer[row] = np.bincount(layer[cert], minlength=n_r) > 0
+                continue
+            right = cert & different & (np.sign(v.ct.gap) == np.sign(true_gap))
+            wrong_any[row] = (cert & ~right).any()
+            for j in range(n_r + 1):
+                sel = eligible if j == n_r else eligible & (layer == j)
+                if sel.any():
+                    power[row, j] = right[sel].sum() / sel.sum()
+    return null_any, null_layer, wrong_any, power
+
+
+def validity_report(
+    board: Board, design: Design, n_boards: int, seed: int, mapper: Any = None
+) -> pd.DataFrame:
     """The validity table (``schemas/certify_validity.yaml``) of ``board`` under ``design``.
 
     Columns: quantity, readout (``all`` or one readout), value, lo, hi, n_boards, detail.
+    ``mapper`` (:class:`kit.parallel.SerialMap` when None, or a Ray one) runs the boards in
+    contiguous groups; board i has its own seed, so every mapper gives the same table.
     """
     check_param("n_boards", n_boards, n_boards >= 1, "an integer >= 1", "validity_report")
     shape = board_shape(board)
@@ -159,26 +205,15 @@ def validity_report(board: Board, design: Design, n_boards: int, seed: int) -> p
     eligible = observed.admissible & different  # rows that could be certified rightly
     layer = np.repeat(np.arange(n_r), n_p)
 
-    null_any = np.zeros(n_boards, dtype=bool)
-    null_layer = np.zeros((n_boards, n_r), dtype=bool)
-    wrong_any = np.zeros(n_boards, dtype=bool)
-    power = np.full((n_boards, n_r + 1), np.nan)  # last column: all rows
-    zero = np.zeros_like(shape.effects)
-    for i in range(n_boards):
-        for is_null, effects in ((True, zero), (False, shape.effects)):
-            rng = np.random.default_rng([seed, i, int(is_null)])
-            v = pair_verdicts(_synthetic(board, design, shape, effects, rng), design)
-            cert = v.verdict == "certified"
-            if is_null:
-                null_any[i] = cert.any()
-                null_layer[i] = np.bincount(layer[cert], minlength=n_r) > 0
-                continue
-            right = cert & different & (np.sign(v.ct.gap) == np.sign(true_gap))
-            wrong_any[i] = (cert & ~right).any()
-            for j in range(n_r + 1):
-                sel = eligible if j == n_r else eligible & (layer == j)
-                if sel.any():
-                    power[i, j] = right[sel].sum() / sel.sum()
+    draw = functools.partial(
+        _draw_boards, board, design, shape, seed, true_gap, different, eligible, layer
+    )
+    run = mapper or SerialMap()
+    parts = run.map(draw, split(n_boards, run.parts))
+    null_any = np.concatenate([p[0] for p in parts])
+    null_layer = np.concatenate([p[1] for p in parts])
+    wrong_any = np.concatenate([p[2] for p in parts])
+    power = np.concatenate([p[3] for p in parts])
 
     sizes = np.bincount(board.codes, minlength=len(board.clusters))
     shaped = (
@@ -264,10 +299,11 @@ def validate_board(
     targets: pd.DataFrame | None = None,
     source: str = "",
     targets_source: str = "",
+    mapper: Any = None,
 ) -> pd.DataFrame:
     """:func:`validity_report` of a validated score table (laid out by ``prepare_board``)."""
     board = prepare_board(frame, design, targets, source, targets_source)
-    return validity_report(board, design, n_boards, seed)
+    return validity_report(board, design, n_boards, seed, mapper)
 
 
 def validity_sentence(validity: pd.DataFrame) -> str:

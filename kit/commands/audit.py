@@ -14,6 +14,7 @@ from kit.commands.options import (
     PathDefault,
     batch_size_option,
     device_option,
+    engine_options,
     score_store_options,
     score_store_root,
     variant_option,
@@ -79,6 +80,7 @@ def citation_check_options(f: Callable[..., None]) -> Callable[..., None]:
             help="Audit only the first N runs in the file's order (printed and recorded).",
         ),
         score_store_options,
+        engine_options,
         click.option(
             "--max-answer-chars",
             type=click.IntRange(min=1),
@@ -99,11 +101,15 @@ def citation_check_options(f: Callable[..., None]) -> Callable[..., None]:
 def audit_options(runs: Path, **check: Any) -> AuditOptions:
     """AuditOptions from the values of :func:`citation_check_options` (and any other
     AuditOptions field given by name)."""
+    from kit.parallel import Engine
+
     cache_dir, no_cache, quiet = check.pop("cache_dir"), check.pop("no_cache"), check.pop("quiet")
+    engine = Engine(check.pop("engine"), check.pop("ray_address"), check.pop("ray_workers"))
     return AuditOptions(
         runs=runs,
         out=check.pop("out", Path(".")),
         cache_dir=score_store_root(cache_dir, no_cache),
+        engine=engine,
         progress=not quiet,
         **check,
     )
@@ -156,37 +162,7 @@ def audit_options(runs: Path, **check: Any) -> AuditOptions:
     "--failed-lookups", type=_file, default=None, help="Simulated outages (default: beside RUNS)."
 )
 @citation_check_options
-def audit(
-    runs: Path,
-    out: Path,
-    checklists: Path | None,
-    judge_verdicts: Path | None,
-    corpus: str,
-    corpus_root: Path,
-    raw: Path,
-    calibration: str,
-    alpha: float | None,
-    verifier: str,
-    variant: str,
-    device: str,
-    batch_size: int,
-    yes_at: float,
-    partial_at: float,
-    n_cal: int,
-    seed: int,
-    board: Path | None,
-    design: Path | None,
-    agent_scores: Path | None,
-    agent_system: str | None,
-    truth: Path | None,
-    failed_lookups: Path | None,
-    limit: int | None,
-    cache_dir: Path,
-    no_cache: bool,
-    max_answer_chars: int,
-    skip_bad: bool,
-    quiet: bool,
-) -> None:
+def audit(runs: Path, **params: Any) -> None:
     """Audit an agent's runs end to end: one report.
 
     RUNS is a runs file in the kit's run format (JSONL; `kit import` converts inspect_ai and
@@ -203,43 +179,16 @@ def audit(
     traces; with --board/--design, the agent's place on the board (certify engine).
     Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/. Scores go to
     the shared score store (--cache-dir): a re-audit of the same runs, into any folder,
-    rescores nothing (keys: sha256 of verifier ONNX, scoring mode, claim, passage).
+    rescores nothing (keys: sha256 of verifier ONNX, scoring mode, claim, passage). With
+    --engine ray the store's misses are scored on a Ray cluster (docs/scale.md): the outputs
+    are the same bytes as with the default --engine local.
 
     \b
     Example:
       kit grade planted --out /tmp/planted --seed 0
       kit audit /tmp/planted/runs.jsonl --checklists /tmp/planted/checklists.jsonl --out /tmp/audit
     """
-    opts = AuditOptions(
-        runs=runs,
-        out=out,
-        checklists=checklists,
-        judge_verdicts=judge_verdicts,
-        corpus=corpus,
-        corpus_root=corpus_root,
-        raw=raw,
-        calibration=calibration,
-        alpha=alpha,
-        verifier=verifier,
-        variant=variant,
-        device=device,
-        batch_size=batch_size,
-        yes_at=yes_at,
-        partial_at=partial_at,
-        n_cal=n_cal,
-        seed=seed,
-        board=board,
-        design=design,
-        agent_scores=agent_scores,
-        agent_system=agent_system,
-        truth=truth,
-        failed_lookups=failed_lookups,
-        cache_dir=score_store_root(cache_dir, no_cache),
-        max_answer_chars=max_answer_chars,
-        skip_bad=skip_bad,
-        progress=not quiet,
-        limit=limit,
-    )
+    opts = audit_options(runs, **params)
     result = run_and_write(opts)
     from kit.guard.calibration import guarantee_line
     from kit.report.audit_page import board_synthetic
@@ -248,5 +197,7 @@ def audit(
     s = result.summary
     synthetic = board_synthetic(s, result.board_ranks) is not None
     guarantee = guarantee_line(s["conformal"]["guarantee"])
-    lines = audit_lines(s, out, result.cache_hits, result.cache_misses, guarantee, synthetic)
+    lines = audit_lines(
+        s, params["out"], result.cache_hits, result.cache_misses, guarantee, synthetic
+    )
     click.echo("\n".join(lines))

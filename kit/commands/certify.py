@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -13,8 +14,10 @@ from kit import atomic, boundary
 from kit.certify.design import ASSUMED_LABEL, Design, parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, synthetic_evidence, true_differences
+from kit.commands.options import engine_options
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
+from kit.parallel import Engine, import_ray, mapper
 from kit.report.tables import FULL_PRECISION, render, to_csv, write_table
 from kit.schema import read_frame, read_table, read_yaml, validate_frame
 
@@ -114,6 +117,7 @@ def read_scores(
     show_default=True,
     help="Write the rank-interval figure ranks.png.",
 )
+@engine_options
 @sealed_output("out_dir", kind="certify", context=True, keep={"design_path": DESIGN_COPY})
 def certify(
     scores: Path,
@@ -126,10 +130,13 @@ def certify(
     calibration_scope: str,
     figure: bool,
     cluster_column: str | None,
+    engine: str,
+    ray_address: str | None,
+    ray_workers: int | None,
 ) -> None:
     """Certify every pair of a score table under a declared design (Eq. 4 of the paper).
 
-    SCORES is a long score table, one row per (task, system, readout) (schemas/scores.yaml).
+    SCORES is a score table (plain or long, below); DESIGN the declared design YAML.
 
     \b
     SCORES: a CSV (or Parquet) score table in one of two formats (docs/certify.md):
@@ -159,11 +166,20 @@ def certify(
     OUT also keeps its context, sealed with the rest: design.yaml (a copy), context.json
     (command line, kit version, inputs' sha256) and, for generated scores, synthetic.json (the
     SCORES.synthetic.json sidecar of `kit simulate board`, or the rows' synthetic: entry hash).
+    With --engine ray the --null-draws / --validate draws run as Ray tasks (docs/scale.md);
+    every draw is seeded by its index (or drawn up front), so the tables are the same bytes.
     \b
     Examples:
       kit certify examples/certify/plain_scores.csv --design examples/certify/design_plain.yaml --out cert/
       kit certify scores.csv --design examples/certify/design.yaml --out out/ --null-draws 2000
     """
+    spec = Engine(engine, ray_address, ray_workers)
+    if spec.is_ray and null_draws == 0 and validate == 0:
+        click.echo(
+            "--engine ray: nothing to distribute without --null-draws / --validate", err=True
+        )
+    elif spec.is_ray:
+        import_ray()  # a missing extra: exit 2 before any work
     design = parse_design(read_yaml(design_path, "design"), str(design_path))
     click.echo(f"reading {scores}", err=True)
     frame, fmt, notes = read_scores(scores, design, cluster_column)
@@ -180,35 +196,47 @@ def certify(
         out_dir / "conventional_counts",
         ("csv",),
     )
-    if null_draws > 0:
-        click.echo(f"calibrating: {null_draws} sign-flip draws + leave-one-cluster-out", err=True)
-        if calibration_scope != "all" and calibration_scope not in set(result.pairs["readout"]):
+    if null_draws > 0 and calibration_scope != "all":
+        if calibration_scope not in set(result.pairs["readout"]):
             raise ConfigError(
                 "bad_parameter", f"--calibration-scope {calibration_scope!r} is not a readout"
             )
-        cal, loco = calibrate_board(
-            frame,
-            design,
-            result,
-            null_draws,
-            np.random.default_rng(seed),
-            targets,
-            calibration_scope,
-        )
-        _write(cal, "certify_calibration", out_dir / "calibration", ("csv",))
-        _write(loco, "certify_loco", out_dir / "loco", ("csv",))
     validity_line = ""
-    if validate > 0:
-        from kit.certify.validity import validate_board, validity_sentence
+    with mapper(spec) if null_draws > 0 or validate > 0 else nullcontext() as run:
+        if null_draws > 0:
+            click.echo(
+                f"calibrating: {null_draws} sign-flip draws + leave-one-cluster-out", err=True
+            )
+            cal, loco = calibrate_board(
+                frame,
+                design,
+                result,
+                null_draws,
+                np.random.default_rng(seed),
+                targets,
+                calibration_scope,
+                mapper=run,
+            )
+            _write(cal, "certify_calibration", out_dir / "calibration", ("csv",))
+            _write(loco, "certify_loco", out_dir / "loco", ("csv",))
+        if validate > 0:
+            from kit.certify.validity import validate_board, validity_sentence
 
-        click.echo(
-            f"validating: {validate} null + {validate} alternative SYNTHETIC boards", err=True
-        )
-        validity = validate_board(
-            frame, design, validate, seed, targets, str(scores), str(targets_path or "")
-        )
-        _write(validity, "certify_validity", out_dir / "validity", ("csv",))
-        validity_line = validity_sentence(validity)
+            click.echo(
+                f"validating: {validate} null + {validate} alternative SYNTHETIC boards", err=True
+            )
+            validity = validate_board(
+                frame,
+                design,
+                validate,
+                seed,
+                targets,
+                str(scores),
+                str(targets_path or ""),
+                mapper=run,
+            )
+            _write(validity, "certify_validity", out_dir / "validity", ("csv",))
+            validity_line = validity_sentence(validity)
     synthetic = _synthetic_record(scores, frame)
     if synthetic is not None:
         atomic.write_text(

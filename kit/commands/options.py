@@ -240,15 +240,15 @@ def score_store_root(cache_dir: Path, no_cache: bool) -> Path | None:
 
 
 def engine_options(f: Callable[..., None]) -> Callable[..., None]:
-    """--engine local|ray, --ray-address ADDR, --ray-workers N (docs/scale.md)."""
-    from kit.guard.ray_engine import ENGINES
+    """--engine local|ray, --ray-address ADDR, --ray-workers N (docs/scale.md; kit.parallel)."""
+    from kit.parallel import ENGINES
 
     f = click.option(
         "--ray-workers",
         type=click.IntRange(min=1),
         default=None,
-        help="Ray actors scoring in parallel (each one CPU and one model load); default: the "
-        "cluster's CPUs.",
+        help="Ray workers in parallel (scoring: actors of one CPU and one model load each; "
+        "certify: 4 groups of draws each); default: the cluster's CPUs.",
     )(f)
     f = click.option(
         "--ray-address",
@@ -262,6 +262,6 @@ def engine_options(f: Callable[..., None]) -> Callable[..., None]:
         type=click.Choice(ENGINES),
         default="local",
         show_default=True,
-        help="Where the verifier's model runs: this process, or a Ray cluster (the 'ray' extra); "
-        "scores are the same bytes either way.",
+        help="Where the costly work runs (the verifier's model; certify's simulation draws): "
+        "this process, or a Ray cluster (the 'ray' extra); outputs are the same bytes either way.",
     )(f)

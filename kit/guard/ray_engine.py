@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
-import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,22 +30,28 @@ from typing import Any
 import numpy as np
 
 from kit.errors import ConfigError, IntegrityError
+from kit.parallel import (
+    ENGINES,
+    EXTRA_HINT,
+    Engine,
+    cluster_workers,
+    import_ray,
+    ray_session,
+)
 
-ENGINES = ("local", "ray")
-EXTRA_HINT = "pip install -e '.[ray]' (the 'ray' extra: ray[data])"
+__all__ = [
+    "ENGINES",
+    "EXTRA_HINT",
+    "Engine",
+    "OnnxActor",
+    "RayRunner",
+    "import_ray",
+    "ray_engine",
+    "scoring_engine",
+    "windowed_parts",
+]
+
 GROUP = 4096  # model batches per Ray Data dataset (driver memory bound)
-
-
-def import_ray() -> Any:
-    """The ``ray`` module, or a ConfigError (exit 2) naming the extra to install."""
-    try:
-        import ray
-        import ray.data
-    except ImportError:
-        raise ConfigError(
-            "missing_extra", f"--engine ray needs Ray, which is not installed: {EXTRA_HINT}"
-        ) from None
-    return ray
 
 
 class OnnxActor:
@@ -156,63 +161,34 @@ def ray_engine(
 ) -> Iterator[int]:
     """Within the block, ``verifier`` runs its graph on Ray; yields the number of actors.
 
-    ``address`` None uses the Ray already initialised in this process, else the cluster in
-    RAY_ADDRESS, else starts a local one; otherwise it is a cluster address (``ray start --head`` prints it; ``auto``; or
-    ``ray://HOST:10001`` for Ray Client). ``workers`` None = the cluster's CPUs / ``threads``.
-    The kit package is shipped to a remote cluster as a runtime_env ``py_modules``; the
-    local runners are put back on exit, and a Ray started here is shut down.
+    ``address``: see :func:`kit.parallel.ray_session` (None: the Ray of this process, else
+    RAY_ADDRESS, else a local one). ``workers`` None = the cluster's CPUs / ``threads``.
+    The local runners are put back on exit, and a Ray started here is shut down.
     """
-    ray = import_ray()
-    started = False
-    if not ray.is_initialized():
-        import kit
-
-        kwargs: dict[str, Any] = {
-            "include_dashboard": False,
-            "log_to_driver": False,
-            "logging_level": logging.WARNING,
-        }
-        if address:
-            kwargs["runtime_env"] = {"py_modules": [str(Path(kit.__file__).parent)]}
-        try:
-            ray.init(address=address or None, **kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ConfigError(
-                "ray_unreachable", f"cannot connect to Ray at {address!r}: {exc}"
-            ) from None
-        started = True
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
-    if workers is None:
-        cpus = int(ray.cluster_resources().get("CPU", 1))
-        workers = max(1, cpus // threads)
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise ConfigError("bad_parameter", f"--ray-workers must be >= 1; got {workers}")
     parts = windowed_parts(verifier)
-    saved = [p.runner for p in parts]
-    try:
-        for p in parts:
-            p.runner = RayRunner(p.model_path, p.card.onnx_sha256, device, workers, threads)
-        yield workers
-    finally:
-        for p, r in zip(parts, saved, strict=True):
-            p.runner = r
-        if started:
-            ray.shutdown()
+    with ray_session(address) as ray:
+        n = cluster_workers(ray, workers, threads)
+        saved = [p.runner for p in parts]
+        try:
+            for p in parts:
+                p.runner = RayRunner(p.model_path, p.card.onnx_sha256, device, n, threads)
+            yield n
+        finally:
+            for p, r in zip(parts, saved, strict=True):
+                p.runner = r
 
 
 def scoring_engine(
-    engine: str,
+    engine: str | Engine,
     verifier: Any,
     address: str | None = None,
     workers: int | None = None,
     device: str = "cpu",
 ) -> contextlib.AbstractContextManager[Any]:
     """The context a command scores in: nothing for ``local``, :func:`ray_engine` for ``ray``."""
-    if engine not in ENGINES:
-        raise ConfigError("bad_parameter", f"--engine must be one of {', '.join(ENGINES)}")
-    if engine == "local":
-        if address or workers is not None:
-            raise ConfigError("bad_parameter", "--ray-address / --ray-workers need --engine ray")
+    spec = engine if isinstance(engine, Engine) else Engine(engine, address, workers)
+    if not spec.is_ray:
         return contextlib.nullcontext()
-    return ray_engine(verifier, address, workers, device)
+    return ray_engine(verifier, spec.address, spec.workers, device)

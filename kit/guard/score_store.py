@@ -310,6 +310,32 @@ class StoredScorer:
     store: ScoreStore
     hits: int = 0
     misses: int = 0
+    engine: Any = None  # a kit.parallel.Engine: where misses are scored (None: this process)
+    device: str = "cpu"
+    _engaged: contextlib.ExitStack | None = field(default=None, repr=False)
+
+    def _engage(self) -> None:
+        """Enter the engine's scoring context at the first miss (a warm store starts no Ray);
+        it stays entered until :meth:`close` (or the end of the process, for a Ray started
+        here: Ray shuts itself down at exit)."""
+        if self._engaged is None and self.engine is not None and self.engine.is_ray:
+            from kit.guard.ray_engine import scoring_engine
+
+            stack = contextlib.ExitStack()
+            stack.enter_context(scoring_engine(self.engine, self.inner, device=self.device))
+            self._engaged = stack
+
+    def close(self) -> None:
+        """Leave the engine's context (puts the local runners back; shuts a Ray started here)."""
+        if self._engaged is not None:
+            stack, self._engaged = self._engaged, None
+            stack.close()
+
+    def __enter__(self) -> StoredScorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def name(self) -> str:
@@ -342,6 +368,7 @@ class StoredScorer:
         self.misses += len(todo)
         self.hits += len(keys) - len(todo)
         if todo:
+            self._engage()
             items = sorted(todo.items())
             cs = [c for _, (c, _) in items]
             ps = [p for _, (_, p) in items]
@@ -374,11 +401,25 @@ class StoredScorer:
         return self.store.flush()
 
 
-def open_scorer(verifier: Any, root: Path | None, device: str = "cpu") -> StoredScorer:
-    """``verifier`` wrapped by the store partition of its ONNX sha256 and scoring mode."""
+def open_scorer(
+    verifier: Any, root: Path | None, device: str = "cpu", engine: Any = None
+) -> StoredScorer:
+    """``verifier`` wrapped by the store partition of its ONNX sha256 and scoring mode.
+
+    ``engine`` (a :class:`kit.parallel.Engine`; None = local): where the store's misses are
+    scored. With ``ray`` the extra and the verifier are checked here (exit 2 before any work);
+    Ray itself starts at the first miss, so a re-audit from a warm store never starts it. The
+    scores are the same bytes either way (:mod:`kit.guard.ray_engine`), so the engine is not
+    part of the store key.
+    """
+    if engine is not None and engine.is_ray:
+        from kit.guard.ray_engine import import_ray, windowed_parts
+
+        import_ray()
+        windowed_parts(verifier)
     store = ScoreStore(
         None if root is None else Path(root),
         verifier.card.onnx_sha256,
         scoring_mode(verifier, device),
     )
-    return StoredScorer(verifier, store)
+    return StoredScorer(verifier, store, engine=engine, device=device)

@@ -259,6 +259,7 @@ def audit_lines(
         lines.insert(
             0, f"--limit {c['limit']}: auditing the first {c['runs']} of {c['runs_in_file']} runs"
         )
+    lines += ["", *verdict_sentences(summary, synthetic_board)]
     ev = c.get("evidence")
     if ev:
         lines.append(
@@ -266,8 +267,6 @@ def audit_lines(
             f"{ev['corpus']} against the corpus passage, {ev['none']} without a passage"
         )
     lines += [
-        "",
-        *verdict_sentences(summary, synthetic_board),
         "",
         f"guarantee: {guarantee_text}",
     ]
