@@ -55,7 +55,7 @@ test-all: setup
 bench: setup  ## benchmarks: timings and ratios against baselines measured in the same run
 	@# the library baselines of bench_guard and the Ray scaling of bench_audit: the bench and ray
 	@# extras (torch==2.13.0 is the CPU build, from local disk); without them those rows are skipped
-	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e ".[bench,ray]" \
+	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -c constraints-bench.txt -e ".[bench,ray]" \
 	  || echo "bench / ray extras unavailable: bench_guard and bench_audit skip their rows"
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
