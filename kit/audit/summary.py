@@ -17,18 +17,11 @@ import numpy as np
 import pandas as pd
 
 from kit.audit.flags import InstrumentCounts
-from kit.grade.citation_audit import L2_SCORED
+from kit.grade.citation_audit import CITATION_ROW_COLUMNS, L2_SCORED
 from kit.stats.wilson import wilson_ci
 
 CITATION_COLUMNS = [
-    "run_id",
-    "model",
-    "task_id",
-    "claim_no",
-    "citation",
-    "id_type",
-    "value",
-    "claim",
+    *CITATION_ROW_COLUMNS,
     "l1",
     "corpus",
     "evidence",
