@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -75,9 +76,7 @@ def test_parity_with_numpy_forward(
 
 def test_sha_mismatch_refused(verifier_dir: Path, tmp_path: Path) -> None:
     bad = tmp_path / "v"
-    bad.mkdir()
-    for f in verifier_dir.iterdir():
-        (bad / f.name).write_bytes(f.read_bytes())
+    shutil.copytree(verifier_dir, bad)  # the card folder, its receipts/ included
     card = json.loads((bad / "card.json").read_text())
     card["onnx_sha256"] = "0" * 64
     (bad / "card.json").write_text(json.dumps(card))
