@@ -14,7 +14,7 @@ from kit import atomic, boundary
 from kit.certify.design import ASSUMED_LABEL, Design, parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board, synthetic_evidence, true_differences
-from kit.commands.options import engine_options
+from kit.commands.options import engine_options, format_option
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
 from kit.parallel import Engine, import_ray, mapper
@@ -117,6 +117,7 @@ def read_scores(
     show_default=True,
     help="Write the rank-interval figure ranks.png.",
 )
+@format_option
 @engine_options
 @sealed_output("out_dir", kind="certify", context=True, keep={"design_path": DESIGN_COPY})
 def certify(
@@ -130,6 +131,7 @@ def certify(
     calibration_scope: str,
     figure: bool,
     cluster_column: str | None,
+    fmt: str,
     engine: str,
     ray_address: str | None,
     ray_workers: int | None,
@@ -182,7 +184,7 @@ def certify(
         import_ray()  # a missing extra: exit 2 before any work
     design = parse_design(read_yaml(design_path, "design"), str(design_path))
     click.echo(f"reading {scores}", err=True)
-    frame, fmt, notes = read_scores(scores, design, cluster_column)
+    frame, table_kind, notes = read_scores(scores, design, cluster_column)
     targets = read_table(targets_path, "certify_targets") if targets_path else None
     click.echo(f"certifying {len(frame)} rows", err=True)
     result = certify_board(frame, design, targets, str(scores), str(targets_path or ""))
@@ -249,7 +251,7 @@ def certify(
             result.ranks, out_dir / "ranks.png", alpha=design.alpha, synthetic=synthetic is not None
         )
     counts = result.pairs["verdict"].value_counts().sort_index()
-    if fmt == "plain":
+    if table_kind == "plain":
         click.echo(f"plain score table ({scores}): " + "; ".join(notes))
     if result.admissibility == "assumed":
         click.echo(
@@ -270,7 +272,7 @@ def certify(
     )
     if validity_line:
         click.echo(f"validity: {validity_line}")
-    click.echo(render(result.ranks, "table", title="Rank intervals (composite)"), nl=False)
+    click.echo(render(result.ranks, fmt, title="Rank intervals (composite)"), nl=False)
 
 
 def _synthetic_record(scores: Path, frame: pd.DataFrame) -> dict[str, object] | None:

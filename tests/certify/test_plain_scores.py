@@ -243,3 +243,15 @@ def test_schema_docs_point_to_files_that_exist() -> None:
             assert (REPO / ref).exists(), (path.name, ref)
     scores = (REPO / "schemas" / "scores.yaml").read_text()
     assert "docs/certify.md" in scores and "schemas/scores_plain.yaml" in scores
+
+
+def test_rank_table_follows_format(tmp_path: Path) -> None:
+    """`--format` is the one output-format option: the printed rank table follows it."""
+    table = plain_table()[["task_id", "system", "score"]]
+    res, _, out = _run(tmp_path, table, "admissibility: assumed\n", "--format", "csv")
+    assert res.exit_code == 0, res.output
+    ranks = pd.read_csv(out / "ranks.csv")
+    header = ",".join(ranks.columns)
+    assert header in res.output.splitlines()
+    res, _, _ = _run(tmp_path / "md", table, "admissibility: assumed\n", "--format", "markdown")
+    assert "| " + " | ".join(ranks.columns) + " |" in res.output
