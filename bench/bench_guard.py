@@ -87,6 +87,24 @@ def _row(seconds: float, pairs: int, **extra: Any) -> dict[str, Any]:
     return {"seconds": round(seconds, 3), "pairs_per_second": round(pairs / seconds, 2), **extra}
 
 
+def _timed_row(
+    score: Any, claims: list[str], windows: list[str], ref: np.ndarray, **extra: Any
+) -> dict[str, Any]:
+    """A library baseline's row: one warm-up call on throwaway texts, then ``score`` timed over
+    every pair, its largest score difference from ONNX fp32 and this process's peak memory."""
+    score([c + " (warm-up)" for c in claims[:8]], [w + " (warm-up)" for w in windows[:8]])
+    t = time.perf_counter()
+    s = score(claims, windows)
+    dt = time.perf_counter() - t
+    return _row(
+        dt,
+        len(claims),
+        max_abs_score_diff_vs_onnx_fp32=float(np.max(np.abs(s - ref))),
+        **extra,
+        peak_rss_mib=peak_rss_mib(),
+    )
+
+
 def _quiet_hf() -> None:
     """No progress bars from the Hugging Face libraries (the bench prints its own table)."""
     try:
@@ -176,17 +194,7 @@ def sentence_transformers_row(
         b = emb[[index[w] for w in ws]].astype(np.float64)
         return np.clip((1.0 + np.sum(a * b, axis=1)) / 2.0, 0.0, 1.0)
 
-    score([c + " (warm-up)" for c in claims[:8]], [w + " (warm-up)" for w in windows[:8]])
-    t = time.perf_counter()
-    s = score(claims, windows)
-    dt = time.perf_counter() - t
-    row = _row(
-        dt,
-        len(claims),
-        max_abs_score_diff_vs_onnx_fp32=float(np.max(np.abs(s - ref))),
-        max_seq_length=int(model.max_seq_length),
-        peak_rss_mib=peak_rss_mib(),
-    )
+    row = _timed_row(score, claims, windows, ref, max_seq_length=int(model.max_seq_length))
     return row, f"sentence-transformers {sentence_transformers.__version__}, {note}"
 
 
@@ -269,16 +277,12 @@ def transformers_row(
         probs = np.stack([out[p] for p in zip(cs, ws, strict=True)])
         return class_score(probs, labels, scoring)
 
-    score([c + " (warm-up)" for c in claims[:8]], [w + " (warm-up)" for w in windows[:8]])
-    t = time.perf_counter()
-    s = score(claims, windows)
-    dt = time.perf_counter() - t
-    row = _row(
-        dt,
-        len(claims),
-        max_abs_score_diff_vs_onnx_fp32=float(np.max(np.abs(s - ref))),
+    row = _timed_row(
+        score,
+        claims,
+        windows,
+        ref,
         attention=str(getattr(model.config, "_attn_implementation", "default")),
-        peak_rss_mib=peak_rss_mib(),
     )
     return row, f"transformers {transformers.__version__} (BertModel + the kit's head), {note}"
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from click.testing import CliRunner
+from mock_inspect import write_mock_log
 
 from kit.cli import cli
 from kit.schema import read_table, validate_json
@@ -36,9 +36,8 @@ SEARCH_TEXT = (
 @pytest.fixture(scope="module")
 def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from inspect_ai import Task
-    from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
-    from inspect_ai.model import ModelOutput, get_model
+    from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import includes
     from inspect_ai.solver import generate, use_tools
     from inspect_ai.tool import tool
@@ -64,18 +63,7 @@ def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
         solver=[use_tools(pubmed_search()), generate()],
         scorer=includes(),
     )
-    out = tmp_path_factory.mktemp("inspect_audit")
-    # mockllm counts input tokens with tiktoken, which downloads its encoding on first use;
-    # the test must run offline, so that count is replaced by a constant.
-    with mock.patch("inspect_ai.model._model.count_text_tokens", return_value=7):
-        [log] = inspect_eval(
-            task,
-            model=get_model("mockllm/model", custom_outputs=outputs),
-            log_dir=str(out / "eval"),
-            log_format="eval",
-            display="none",
-        )
-    return Path(log.location)
+    return write_mock_log(task, outputs, tmp_path_factory.mktemp("inspect_audit") / "eval")
 
 
 def test_audit_of_an_inspect_log_checks_claims_against_what_the_agent_read(

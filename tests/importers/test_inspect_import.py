@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from click.testing import CliRunner
+from mock_inspect import write_mock_log
 
 from kit.cli import cli
 from kit.errors import InputError
@@ -33,10 +33,9 @@ TOOL_TEXT = "Abstract 21645374: mitochondria aggregate around the nucleus in lac
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from inspect_ai import Task
-    from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
     from inspect_ai.log import read_eval_log, write_eval_log
-    from inspect_ai.model import ModelOutput, get_model
+    from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import includes
     from inspect_ai.solver import Generate, TaskState, generate, solver, use_tools
     from inspect_ai.tool import tool
@@ -77,19 +76,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         scorer=includes(),
     )
     out = tmp_path_factory.mktemp("inspect_logs")
-    # mockllm counts input tokens with tiktoken, which downloads its encoding on first use;
-    # the test must run offline, so that count is replaced by a constant.
-    with mock.patch("inspect_ai.model._model.count_text_tokens", return_value=7):
-        [log] = inspect_eval(
-            task,
-            model=get_model("mockllm/model", custom_outputs=outputs),
-            log_dir=str(out / "eval"),
-            log_format="eval",
-            display="none",
-            max_samples=1,
-            fail_on_error=False,
-        )
-    eval_path = Path(log.location)
+    eval_path = write_mock_log(task, outputs, out / "eval", max_samples=1, fail_on_error=False)
     json_path = out / "json" / (eval_path.stem + ".json")
     json_path.parent.mkdir()
     write_eval_log(read_eval_log(str(eval_path)), str(json_path), format="json")
