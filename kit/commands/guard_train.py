@@ -188,8 +188,8 @@ def adapt_cmd(
     LABELLED is a csv / parquet / jsonl with claim, passage, label (SUPPORT / CONTRADICT / NEI
     or entailment / neutral / contradiction). Prints the AUC on that sample before (the parent
     never saw it) and after (k-fold cross-validated: each fold scored by a model fitted on
-    the others) and writes a new card (parent card sha256, sample sha256, epochs,
-    time). Calibrate the guarantee afterwards on labelled pairs DISJOINT from this sample.
+    the others) for each scoring rule the card can apply, keeps the rule that cross-validates
+    best, and writes a new card (parent card sha256, sample sha256, epochs, rule, time). Calibrate the guarantee afterwards on labelled pairs DISJOINT from this sample.
 
     \b
     Example:
@@ -215,6 +215,17 @@ def adapt_cmd(
         f"trained on it), after {a['cv_auc_after']:.3f} ({a['cv_folds']}-fold cross-validated); "
         f"{a['seconds']:.0f}s"
     )
+    if len(a["cv_auc_after_by_rule"]) > 1:
+        rules = ", ".join(
+            f"{r} {a['auc_before_by_rule'][r]:.3f} -> {v:.3f}"
+            for r, v in a["cv_auc_after_by_rule"].items()
+        )
+        click.echo(
+            f"scoring rule, before -> after: {rules}; kept: {a['scoring']} (best cross-validated; "
+            "chosen on the same folds, so slightly optimistic)"
+        )
+    if a.get("bi_encoder_auc") is not None:
+        click.echo(f"the relatedness bi-encoder alone on the sample: {a['bi_encoder_auc']:.3f}")
     if not a["improved"]:
         click.echo(
             "warning: adaptation did not raise the cross-validated AUC on this sample; the "

@@ -10,6 +10,7 @@ truncation and dynamic padding, and a card naming labels, scoring rule and windo
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from kit.guard.export import (
     quantize_int8,
     sha256_bytes,
 )
-from kit.guard.verifier import SCORING_RULES, ModelCard
+from kit.guard.verifier import RELATEDNESS_DIR, SCORING_RULES, ModelCard
 from kit.guard.windows import WindowSpec
 
 CROSS_FP32 = "cross-fp32.onnx"
@@ -34,9 +35,24 @@ CROSS_INT8 = "cross-int8.onnx"
 def scoring_text(scoring: str) -> str:
     if scoring == "entailment":
         return "s = P(entailment | claim, window); s = max over windows"
+    if scoring == "two_signal":
+        return (
+            "s = (P(entailment | claim, window) + r(claim, window)) / 2, r = the relatedness "
+            "bi-encoder's clip((1 + cos) / 2, 0, 1) (relatedness/, sha256-pinned); "
+            "s = max over windows"
+        )
     return (
         "s = (1 + P(entailment) - P(contradiction)) / 2 for (claim, window); s = max over windows"
     )
+
+
+def copy_card_folder(src: Path, dst: Path) -> None:
+    """Copy a written card folder's files (and its relatedness subfolder) into ``dst``."""
+    for f in sorted(Path(src).iterdir()):
+        if f.is_dir():
+            shutil.copytree(f, Path(dst) / f.name)
+        else:
+            shutil.copy2(f, Path(dst) / f.name)
 
 
 def write_cross_encoder(
@@ -54,10 +70,16 @@ def write_cross_encoder(
     licence: str = "",
     extra: dict[str, Any] | None = None,
     int8: bool = True,
+    relatedness: Path | None = None,
 ) -> dict[str, Any]:
-    """Write the verifier folder ``out`` (whole or not at all) and return its card."""
+    """Write the verifier folder ``out`` (whole or not at all) and return its card.
+
+    ``relatedness``: a bi-encoder card folder, copied into ``out/relatedness/`` and pinned by
+    its card's sha256 (the ``two_signal`` rule needs it; any rule may carry it)."""
     if scoring not in SCORING_RULES:
         raise ValueError(f"scoring must be one of {SCORING_RULES}")
+    if scoring == "two_signal" and relatedness is None:
+        raise ValueError("the two_signal rule needs a relatedness bi-encoder folder")
     model = build_minilm_graph(weights, config, head="classifier")
     fp32 = model.SerializeToString(deterministic=True)
     max_length = int(json.loads(tokenizer_text).get("truncation", {}).get("max_length", 256))
@@ -93,6 +115,19 @@ def write_cross_encoder(
                 "onnxruntime quantize_dynamic, MatMul weights, QInt8, per_channel=True"
             )
         (tmp / TOKENIZER_NAME).write_text(tokenizer_text, encoding="utf-8")
+        if relatedness is not None:
+            rel = tmp / RELATEDNESS_DIR
+            rel.mkdir()
+            for f in sorted(Path(relatedness).iterdir()):
+                if f.is_file():  # the model card folder itself (receipts/ stay behind)
+                    shutil.copy2(f, rel / f.name)
+            rel_card = json.loads((rel / CARD_NAME).read_text())
+            more["relatedness"] = {
+                "folder": RELATEDNESS_DIR,
+                "card_sha256": sha256_bytes((rel / CARD_NAME).read_bytes()),
+                "name": rel_card.get("name", ""),
+                "onnx_sha256": rel_card.get("onnx_sha256", ""),
+            }
         card = ModelCard(
             name=name,
             kind="cross-encoder",

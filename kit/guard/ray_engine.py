@@ -141,9 +141,12 @@ class RayRunner:
 
 
 def windowed_parts(verifier: Any) -> list[Any]:
-    """The ONNX verifiers inside ``verifier`` (itself, or a two-stage's bi and cross parts)."""
+    """The ONNX verifiers inside ``verifier`` (itself, or a two-stage's bi and cross parts, and
+    the relatedness bi-encoder of a cross-encoder card), each once."""
     parts = [getattr(verifier, name, None) for name in ("bi", "cross")]
-    found = [p for p in [verifier, *parts] if p is not None and hasattr(p, "runner")]
+    parts = [verifier, *parts]
+    parts += [getattr(p, "relatedness", None) for p in parts]  # a two_signal card's bi-encoder
+    found = list({id(p): p for p in parts if p is not None and hasattr(p, "runner")}.values())
     if not found:
         raise ConfigError(
             "bad_parameter", f"--engine ray needs an ONNX verifier; got {type(verifier).__name__}"

@@ -95,6 +95,11 @@ def scoring_mode(verifier: Any, device: str = "cpu") -> dict[str, Any]:
         mode["window"] = dataclasses.asdict(window)
     if isinstance(card.extra, Mapping) and "two_stage" in card.extra:
         mode["two_stage"] = card.extra["two_stage"]
+    parts = [verifier, getattr(verifier, "cross", None)]
+    rel = [getattr(p, "relatedness", None) for p in parts if p is not None]
+    rel = [r for r in rel if r is not None]
+    if rel:  # the two_signal rule reads a second model: its sha256 is part of the key
+        mode["relatedness_onnx_sha256"] = rel[0].card.onnx_sha256
     return mode
 
 

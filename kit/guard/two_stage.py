@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from kit.errors import ConfigError, check_param
-from kit.guard.verifier import ModelCard, best_window, class_score
+from kit.guard.verifier import ModelCard, best_window
 from kit.guard.windows import passage_windows
 from kit.stats.roc import AUC, roc_auc
 
@@ -142,7 +142,7 @@ class TwoStageVerifier:
         if not flat_c:
             return np.zeros(len(claims)), np.full((len(claims), len(self.labels)), np.nan)
         probs = self.cross._pair_probs(flat_c, flat_w)[:, : len(self.labels)]
-        scores = class_score(probs, self.labels, self.scoring)
+        scores = self.cross.rule_scores(flat_c, flat_w, probs)
         return best_window(scores, probs, owner, len(claims))
 
     def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:

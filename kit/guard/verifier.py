@@ -346,13 +346,30 @@ def class_score(probs: np.ndarray, labels: Sequence[str], scoring: str) -> np.nd
     ``entailment``: s = P(entailment). ``entailment_minus_contradiction``:
     s = (1 + P(entailment) - P(contradiction)) / 2, so a contradicted citation scores below a
     merely unrelated one (a model with no contradiction class reduces to P(entailment)).
+    ``two_signal`` needs the relatedness score as well (:func:`two_signal_score`); its class
+    part, returned here, is P(entailment).
     """
     probs = np.asarray(probs, dtype=np.float64)
     e = probs[:, list(labels).index("entailment")]
-    if scoring == "entailment" or "contradiction" not in labels:
+    if scoring in ("entailment", "two_signal") or "contradiction" not in labels:
         return e
     c = probs[:, list(labels).index("contradiction")]
     return np.clip((1.0 + e - c) / 2.0, 0.0, 1.0)
+
+
+def two_signal_score(p_entailment: np.ndarray, relatedness: np.ndarray) -> np.ndarray:
+    """The ``two_signal`` rule for one (claim, window): s = (P(entailment) + r) / 2 in [0, 1].
+
+    r is the relatedness bi-encoder's score clip((1 + cos) / 2, 0, 1) of the same (claim,
+    window) and P(entailment) the cross-encoder's. Neither signal is enough alone: similarity
+    cannot see polarity ("not" barely moves a cosine), and a cross-encoder trained on other
+    sources judges an off-topic or unseen-domain passage poorly where cosine does not. The
+    weights are fixed (no parameter is fitted); the card's validation says whether the rule
+    was chosen (:func:`kit.guard.nli_verifier.finish_card`).
+    """
+    p = np.asarray(p_entailment, dtype=np.float64)
+    r = np.asarray(relatedness, dtype=np.float64)
+    return np.clip((p + r) / 2.0, 0.0, 1.0)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -368,8 +385,10 @@ class OnnxCrossEncoder(_WindowedVerifier):
     """Cross-encoder (NLI) verifier: the pair (claim, window) in, class logits out.
 
     ``labels`` names the output columns in order (the card's ``extra.labels``); ``scoring`` is
-    the card's rule (:func:`class_score`). ``score`` is the max over windows;
+    the card's rule (:meth:`rule_scores`). ``score`` is the max over windows;
     :meth:`score_classes` also returns the class probabilities of that best window.
+    ``relatedness`` is the card's companion bi-encoder (``relatedness/``), which the
+    ``two_signal`` rule reads beside the class probabilities.
     """
 
     def __init__(
@@ -384,6 +403,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
         window: WindowSpec = DEFAULT_WINDOW,
         progress: bool = False,
         threads: int = 0,
+        relatedness: OnnxBiEncoder | None = None,
     ) -> None:
         super().__init__(
             model_path, tokenizer_path, card, device, batch_size, window, progress, threads
@@ -391,6 +411,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.labels = list(labels)
         self.scoring = scoring
+        self.relatedness = relatedness
         self._cache: dict[tuple[str, str], np.ndarray] = {}
 
     def _pair_probs(self, claims: list[str], windows: list[str]) -> np.ndarray:
@@ -428,11 +449,31 @@ class OnnxCrossEncoder(_WindowedVerifier):
             return np.zeros((0, width))
         return np.stack([self._cache[k] for k in keys])
 
+    def rules(self) -> tuple[str, ...]:
+        """The scoring rules this verifier can apply (``two_signal`` needs a relatedness model)."""
+        return tuple(r for r in SCORING_RULES if r != "two_signal" or self.relatedness is not None)
+
+    def rule_scores(
+        self, claims: Sequence[str], windows: Sequence[str], probs: np.ndarray
+    ) -> np.ndarray:
+        """The card's scoring rule on (claim, window) pairs whose class probabilities are
+        ``probs`` -- the one place a cross-encoder's window score is made."""
+        if self.scoring != "two_signal":
+            return class_score(probs, self.labels, self.scoring)
+        if self.relatedness is None:
+            raise ConfigError(
+                "bad_card",
+                "the two_signal scoring rule needs the card's relatedness bi-encoder "
+                "(extra.relatedness); this verifier has none",
+            )
+        e = class_score(probs, self.labels, "entailment")
+        return two_signal_score(e, self.relatedness._pair_scores(list(claims), list(windows)))
+
     def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
         probs = self._pair_probs(claims, windows)
         if probs.size == 0:
             return np.zeros(0)
-        return class_score(probs, self.labels, self.scoring)
+        return self.rule_scores(claims, windows, probs)
 
     def score_classes(
         self, claims: Sequence[str], passages: Sequence[str]
@@ -443,7 +484,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
         if not flat_c:
             return np.zeros(len(claims)), np.full((len(claims), len(self.labels)), np.nan)
         probs = self._pair_probs(flat_c, flat_w)[:, : len(self.labels)]
-        return best_window(class_score(probs, self.labels, self.scoring), probs, owner, len(claims))
+        return best_window(self.rule_scores(flat_c, flat_w, probs), probs, owner, len(claims))
 
 
 _ROOT = Path(__file__).resolve().parents[2]  # the checkout, as for the registry's data/raw
@@ -458,7 +499,9 @@ VERIFIER_HELP = (
     "minilm-bi = the similarity bi-encoder) or a folder holding a card.json "
     "(from `kit guard train`, `kit guard adapt` or `kit guard import-verifier`)."
 )
-SCORING_RULES = ("entailment", "entailment_minus_contradiction")
+CLASS_RULES = ("entailment", "entailment_minus_contradiction")  # from class probabilities alone
+SCORING_RULES = (*CLASS_RULES, "two_signal")  # two_signal: + the relatedness bi-encoder
+RELATEDNESS_DIR = "relatedness"  # a cross-encoder card's companion bi-encoder card folder
 
 
 def resolve_verifier(spec: str | Path) -> Path:
@@ -526,6 +569,46 @@ def _checked_model(verifier_dir: Path, d: dict[str, Any], variant: str) -> tuple
     return path, sha
 
 
+def _relatedness(
+    folder: Path,
+    extra: dict[str, Any],
+    variant: str,
+    device: str,
+    batch_size: int,
+    threads: int,
+) -> OnnxBiEncoder | None:
+    """A cross-encoder card's companion bi-encoder (``extra.relatedness``), its card.json
+    checked against the sha256 the cross-encoder's card pins; None when the card has none."""
+    from kit.errors import IntegrityError
+    from kit.hashing import file_sha256
+
+    rel = extra.get("relatedness")
+    if rel is None:
+        return None
+    where = Location(str(folder / "card.json"))
+    if not isinstance(rel, dict) or not {"folder", "card_sha256"} <= set(rel):
+        raise InputError(
+            "bad_card", "extra.relatedness must name a folder and its card_sha256", where=where
+        )
+    sub = folder / str(rel["folder"])
+    if sub.resolve().parent != folder.resolve() or not (sub / "card.json").is_file():
+        raise InputError(
+            "bad_card",
+            f"extra.relatedness.folder must be a subfolder of the card holding a card.json; "
+            f"got {rel['folder']!r}",
+            where=where,
+        )
+    got = file_sha256(sub / "card.json")
+    if got != rel["card_sha256"]:
+        raise IntegrityError(
+            "sha256_mismatch", f"{sub / 'card.json'}: sha256 {got} != card {rel['card_sha256']}"
+        )
+    bi = load_verifier(sub, variant, device, batch_size, False, threads)
+    if not isinstance(bi, OnnxBiEncoder):
+        raise InputError("bad_card", "extra.relatedness must be a bi-encoder card", where=where)
+    return bi
+
+
 def load_verifier(
     spec: str | Path = DEFAULT_VERIFIER,
     variant: str = "fp32",
@@ -580,6 +663,14 @@ def load_verifier(
                 where=Location(str(folder / "card.json")),
             )
         window = WindowSpec(**extra["window"]) if "window" in extra else DEFAULT_WINDOW
+        relatedness = _relatedness(folder, extra, variant, device, batch_size, threads)
+        if scoring == "two_signal" and relatedness is None:
+            raise InputError(
+                "bad_card",
+                "extra.scoring is two_signal but the card names no relatedness bi-encoder "
+                "(extra.relatedness)",
+                where=Location(str(folder / "card.json")),
+            )
         return OnnxCrossEncoder(
             path,
             tok,
@@ -591,6 +682,7 @@ def load_verifier(
             window=window,
             progress=progress,
             threads=threads,
+            relatedness=relatedness,
         )
     raise InputError(
         "bad_card",

@@ -167,7 +167,16 @@ def test_adapt_writes_a_child_card_with_cv_auc(tmp_path: Path, trained: Path) ->
     assert 0 <= a["cv_auc_before"] <= 1 and 0 <= a["cv_auc_after"] <= 1
     assert a["improved"] == (a["cv_auc_after"] > a["cv_auc_before"])
     assert len(a["parent_card_sha256"]) == 64 and len(a["sample_sha256"]) == 64
-    assert isinstance(load_verifier(tmp_path / "adapted"), OnnxCrossEncoder)
+    # the trained card carries the relatedness bi-encoder: every rule is cross-validated, the
+    # best is kept, and the adapted card carries the bi-encoder on
+    by_rule = a["cv_auc_after_by_rule"]
+    assert set(by_rule) == {"entailment", "entailment_minus_contradiction", "two_signal"}
+    assert a["cv_auc_after"] == max(by_rule.values()) == by_rule[a["scoring"]]
+    assert a["cv_auc_before"] == a["auc_before_by_rule"][a["parent_scoring"]]
+    assert 0 <= a["bi_encoder_auc"] <= 1
+    child = load_verifier(tmp_path / "adapted")
+    assert isinstance(child, OnnxCrossEncoder) and child.relatedness is not None
+    assert card["extra"]["scoring"] == a["scoring"]
 
 
 def test_adapt_refuses_an_untrainable_verifier(tmp_path: Path, tiny_cross_dir: Path) -> None:

@@ -62,8 +62,11 @@ def tiny_weights(seed: int = 0, n_classes: int = 3) -> dict[str, np.ndarray]:
     return w
 
 
-def build_tiny_cross_encoder(out: Path, seed: int = 0, scoring: str = "entailment") -> Path:
-    """A cross-encoder card folder at ``out`` (random weights; labels e/n/c)."""
+def build_tiny_cross_encoder(
+    out: Path, seed: int = 0, scoring: str = "entailment", relatedness: Path | None = None
+) -> Path:
+    """A cross-encoder card folder at ``out`` (random weights; labels e/n/c), with the
+    bi-encoder card folder ``relatedness`` as its companion when given."""
     write_cross_encoder(
         out,
         tiny_weights(seed),
@@ -73,5 +76,6 @@ def build_tiny_cross_encoder(out: Path, seed: int = 0, scoring: str = "entailmen
         scoring=scoring,
         window=WindowSpec(),
         validated_on="nothing: random weights for plumbing tests",
+        relatedness=relatedness,
     )
     return out
