@@ -1,7 +1,7 @@
 # LitAudit kit — one-command setup, reproduction, tests.
 #   make reproduce   set up (venv + registry fetch), train the default verifier once, rebuild +
 #                    verify every table; prints its elapsed time. Measured: the verifier's
-#                    training 37 min on 2 CPU cores shared with other jobs, the tables 439 s.
+#                    training 48 min on 2 CPU cores (validation included), the tables 885 s.
 #   make test        set up and run the fast test suite (pytest prints its elapsed time); the
 #                    suite must stay under 10 minutes on 2 cores. Measured: CI on a fresh clone
 #                    (install + make lint + make test, .ci/run) 407 s at the last landing.
