@@ -179,6 +179,9 @@ VOCABULARY: dict[str, Term] = {
     "audit": Term("--audit", "Also run the audit of the planted set (grade planted)."),
     "lr": Term("--lr", "Learning rate (guard adapt)."),
     "folds": Term("--folds", "Cross-validation folds (guard adapt)."),
+    "adapt_method": Term(
+        "--method", "Fine-tune, recombine by a fitted rule, or the better of both (guard adapt)."
+    ),
     "pooled": Term("--pooled", "One tau over all negative types (guard calibrate)."),
     "n_test": Term("--n-test", "Test size per split (guard coverage)."),
     "splits": Term("--splits", "Random calibration/test splits (guard coverage)."),

@@ -35,6 +35,12 @@ CROSS_INT8 = "cross-int8.onnx"
 def scoring_text(scoring: str) -> str:
     if scoring == "entailment":
         return "s = P(entailment | claim, window); s = max over windows"
+    if scoring == "fitted":
+        return (
+            "s = sigmoid(b + w . f(claim, window)), f = (P(entailment), P(contradiction), r) "
+            "as named in extra.fitted, weights fitted by `kit guard adapt` on the lab's sample; "
+            "s = max over windows"
+        )
     if scoring == "two_signal":
         return (
             "s = (P(entailment | claim, window) + r(claim, window)) / 2, r = the relatedness "

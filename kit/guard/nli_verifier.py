@@ -121,12 +121,8 @@ def score_groups(verifier: Any, groups: dict[str, pd.DataFrame]) -> dict[str, di
     out: dict[str, dict[str, Any]] = {}
     for name, g in groups.items():
         claims, passages = g["claim"].tolist(), g["passage_full"].tolist()
-        if hasattr(verifier, "score_classes"):
-            res = {}
-            for rule in verifier.rules():
-                verifier.scoring = rule
-                res[rule] = verifier.score_classes(claims, passages)
-            out[name] = res
+        if hasattr(verifier, "scores_by_rule"):
+            out[name] = verifier.scores_by_rule(claims, passages)
         else:
             out[name] = {"similarity": (verifier.score(claims, passages), None)}
     return out

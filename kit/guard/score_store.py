@@ -100,6 +100,10 @@ def scoring_mode(verifier: Any, device: str = "cpu") -> dict[str, Any]:
     rel = [r for r in rel if r is not None]
     if rel:  # the two_signal rule reads a second model: its sha256 is part of the key
         mode["relatedness_onnx_sha256"] = rel[0].card.onnx_sha256
+    fitted = [getattr(p, "fitted", None) for p in parts if p is not None]
+    fitted = [f for f in fitted if f is not None]
+    if fitted:  # the fitted rule's weights decide its score
+        mode["fitted"] = fitted[0].to_dict()
     return mode
 
 

@@ -10,7 +10,9 @@ windows. Two ONNX implementations share the plumbing:
   text), so a passage cited by many claims is encoded once per run.
 * :class:`OnnxCrossEncoder` -- an NLI-style cross-encoder exported to ONNX: inputs
   (input_ids, attention_mask[, token_type_ids]) of the pair (claim, window), output logits
-  [batch, classes] named by the card's labels; s by the card's scoring rule (:func:`class_score`).
+  [batch, classes] named by the card's labels; s by the card's scoring rule
+  (:meth:`OnnxCrossEncoder.rule_scores`: :func:`class_score`, :func:`two_signal_score` with the
+  card's relatedness bi-encoder, or a rule fitted on a lab's sample, :mod:`kit.guard.fitted_rule`).
 
 Assumption stated on the card: a similarity bi-encoder measures topical relatedness, not
 entailment -- it cannot see a negated conclusion. That limit is measured, not hidden
@@ -34,6 +36,7 @@ import numpy as np
 
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location
+from kit.guard.fitted_rule import FittedRule, feature_matrix, fitted_score, rule_from_dict
 from kit.guard.windows import WindowSpec, passage_windows
 
 DEFAULT_WINDOW = WindowSpec()
@@ -404,6 +407,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
         progress: bool = False,
         threads: int = 0,
         relatedness: OnnxBiEncoder | None = None,
+        fitted: FittedRule | None = None,
     ) -> None:
         super().__init__(
             model_path, tokenizer_path, card, device, batch_size, window, progress, threads
@@ -412,6 +416,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
         self.labels = list(labels)
         self.scoring = scoring
         self.relatedness = relatedness
+        self.fitted = fitted
         self._cache: dict[tuple[str, str], np.ndarray] = {}
 
     def _pair_probs(self, claims: list[str], windows: list[str]) -> np.ndarray:
@@ -450,24 +455,72 @@ class OnnxCrossEncoder(_WindowedVerifier):
         return np.stack([self._cache[k] for k in keys])
 
     def rules(self) -> tuple[str, ...]:
-        """The scoring rules this verifier can apply (``two_signal`` needs a relatedness model)."""
-        return tuple(r for r in SCORING_RULES if r != "two_signal" or self.relatedness is not None)
+        """The scoring rules this verifier can apply (``two_signal`` needs a relatedness model,
+        ``fitted`` its fitted weights)."""
+        return tuple(
+            r
+            for r in SCORING_RULES
+            if (r != "two_signal" or self.relatedness is not None)
+            and (r != FITTED_RULE or self.fitted is not None)
+        )
+
+    def scores_by_rule(
+        self, claims: Sequence[str], passages: Sequence[str]
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """(s, best-window class probabilities) of every pair under each rule of :meth:`rules`
+        -- the one loop that scores a pair table under every rule (validation, adaptation).
+        The class probabilities are computed once (cached); only the rule changes."""
+        keep = self.scoring
+        try:
+            out = {}
+            for rule in self.rules():
+                self.scoring = rule
+                out[rule] = self.score_classes(claims, passages)
+            return out
+        finally:
+            self.scoring = keep
 
     def rule_scores(
         self, claims: Sequence[str], windows: Sequence[str], probs: np.ndarray
     ) -> np.ndarray:
         """The card's scoring rule on (claim, window) pairs whose class probabilities are
         ``probs`` -- the one place a cross-encoder's window score is made."""
-        if self.scoring != "two_signal":
+        if self.scoring in CLASS_RULES:
             return class_score(probs, self.labels, self.scoring)
-        if self.relatedness is None:
-            raise ConfigError(
-                "bad_card",
-                "the two_signal scoring rule needs the card's relatedness bi-encoder "
-                "(extra.relatedness); this verifier has none",
-            )
-        e = class_score(probs, self.labels, "entailment")
-        return two_signal_score(e, self.relatedness._pair_scores(list(claims), list(windows)))
+        if self.scoring == FITTED_RULE:
+            if self.fitted is None:
+                raise ConfigError(
+                    "bad_card", "the fitted scoring rule needs its weights (extra.fitted)"
+                )
+            sig = self.signals(claims, windows, probs, self.fitted.features)
+            return fitted_score(self.fitted, feature_matrix(sig, self.fitted.features))
+        sig = self.signals(claims, windows, probs, ("entailment", "relatedness"))
+        return two_signal_score(sig["entailment"], sig["relatedness"])
+
+    def signals(
+        self,
+        claims: Sequence[str],
+        windows: Sequence[str],
+        probs: np.ndarray,
+        names: Sequence[str] = ("entailment", "contradiction", "relatedness"),
+    ) -> dict[str, np.ndarray]:
+        """The per-(claim, window) signals the rules combine: P(entailment), P(contradiction)
+        (0 for a model without that class) and the relatedness bi-encoder's score."""
+        out: dict[str, np.ndarray] = {}
+        for name in names:
+            if name == "relatedness":
+                if self.relatedness is None:
+                    raise ConfigError(
+                        "bad_card",
+                        f"the {self.scoring} scoring rule needs the card's relatedness "
+                        "bi-encoder (extra.relatedness); this verifier has none",
+                    )
+                out[name] = self.relatedness._pair_scores(list(claims), list(windows))
+            elif name in self.labels:
+                out[name] = np.asarray(probs, dtype=np.float64)[:, self.labels.index(name)]
+            else:
+                out[name] = np.zeros(len(claims))
+        return out
 
     def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
         probs = self._pair_probs(claims, windows)
@@ -500,7 +553,8 @@ VERIFIER_HELP = (
     "(from `kit guard train`, `kit guard adapt` or `kit guard import-verifier`)."
 )
 CLASS_RULES = ("entailment", "entailment_minus_contradiction")  # from class probabilities alone
-SCORING_RULES = (*CLASS_RULES, "two_signal")  # two_signal: + the relatedness bi-encoder
+FITTED_RULE = "fitted"  # weights fitted on a lab's sample by `kit guard adapt` (extra.fitted)
+SCORING_RULES = (*CLASS_RULES, "two_signal", FITTED_RULE)  # two_signal: + the relatedness model
 RELATEDNESS_DIR = "relatedness"  # a cross-encoder card's companion bi-encoder card folder
 
 
@@ -664,6 +718,24 @@ def load_verifier(
             )
         window = WindowSpec(**extra["window"]) if "window" in extra else DEFAULT_WINDOW
         relatedness = _relatedness(folder, extra, variant, device, batch_size, threads)
+        fitted = None
+        if scoring == FITTED_RULE or "fitted" in extra:
+            try:
+                fitted = rule_from_dict(extra.get("fitted") or {})
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise InputError(
+                    "bad_card",
+                    f"extra.fitted must hold the fitted rule's features, weights and "
+                    f"intercept: {exc}",
+                    where=Location(str(folder / "card.json")),
+                ) from None
+            if "relatedness" in fitted.features and relatedness is None:
+                raise InputError(
+                    "bad_card",
+                    "extra.fitted reads relatedness but the card names no relatedness "
+                    "bi-encoder (extra.relatedness)",
+                    where=Location(str(folder / "card.json")),
+                )
         if scoring == "two_signal" and relatedness is None:
             raise InputError(
                 "bad_card",
@@ -683,6 +755,7 @@ def load_verifier(
             progress=progress,
             threads=threads,
             relatedness=relatedness,
+            fitted=fitted,
         )
     raise InputError(
         "bad_card",

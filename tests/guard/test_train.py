@@ -160,10 +160,15 @@ def _labelled(path: Path, n: int = 24) -> Path:
 
 def test_adapt_writes_a_child_card_with_cv_auc(tmp_path: Path, trained: Path) -> None:
     card = adapt_verifier(
-        _labelled(tmp_path / "lab.csv"), trained, tmp_path / "adapted", epochs=1, folds=2
+        _labelled(tmp_path / "lab.csv"),
+        trained,
+        tmp_path / "adapted",
+        epochs=1,
+        folds=2,
+        method="best",
     )
     a = card["extra"]["adaptation"]
-    assert a["sample_n"] == 24 and a["cv_folds"] == 2
+    assert a["sample_n"] == 24 and a["cv_units"] == 24 and a["cv_folds"] == 2
     assert 0 <= a["cv_auc_before"] <= 1 and 0 <= a["cv_auc_after"] <= 1
     assert a["improved"] == (a["cv_auc_after"] > a["cv_auc_before"])
     assert len(a["parent_card_sha256"]) == 64 and len(a["sample_sha256"]) == 64
@@ -171,12 +176,45 @@ def test_adapt_writes_a_child_card_with_cv_auc(tmp_path: Path, trained: Path) ->
     # best is kept, and the adapted card carries the bi-encoder on
     by_rule = a["cv_auc_after_by_rule"]
     assert set(by_rule) == {"entailment", "entailment_minus_contradiction", "two_signal"}
-    assert a["cv_auc_after"] == max(by_rule.values()) == by_rule[a["scoring"]]
+    # the recombined rule (parent's weights, fitted combination) is cross-validated beside them
+    assert 0 <= a["cv_auc_recombine"] <= 1 and a["method"] == "best"
+    assert a["cv_auc_after"] == max(*by_rule.values(), a["cv_auc_recombine"])
+    if a["chosen"] == "recombine":
+        assert a["scoring"] == "fitted" and not a["fine_tuned"]
+        assert a["cv_auc_after"] == a["cv_auc_recombine"] and "fitted" in card["extra"]
+    else:
+        assert a["chosen"] == f"fine-tune:{a['scoring']}" and a["fine_tuned"]
+        assert a["cv_auc_after"] == by_rule[a["scoring"]]
     assert a["cv_auc_before"] == a["auc_before_by_rule"][a["parent_scoring"]]
     assert 0 <= a["bi_encoder_auc"] <= 1
     child = load_verifier(tmp_path / "adapted")
     assert isinstance(child, OnnxCrossEncoder) and child.relatedness is not None
     assert card["extra"]["scoring"] == a["scoring"]
+
+
+def test_adapt_recombine_keeps_the_weights_and_fits_the_rule(tmp_path: Path, trained: Path) -> None:
+    lab = _labelled(tmp_path / "lab.csv")
+    card = adapt_verifier(lab, trained, tmp_path / "re", folds=2, method="recombine")
+    a = card["extra"]["adaptation"]
+    assert a["chosen"] == "recombine" and a["scoring"] == "fitted" and not a["fine_tuned"]
+    assert a["cv_auc_after_by_rule"] == {} and a["cv_auc_after"] == a["cv_auc_recombine"]
+    # nothing was fine-tuned: the very ONNX graph of the parent
+    assert card["onnx_sha256"] == json.loads((trained / "card.json").read_text())["onnx_sha256"]
+    child = load_verifier(tmp_path / "re")
+    assert child.fitted is not None and child.fitted.to_dict() == card["extra"]["fitted"]
+    assert child.fitted.features == ("entailment", "contradiction", "relatedness")
+    # the child's score recomputed from the parent's signals read one at a time (one window each)
+    frame = pd.read_csv(lab)
+    claims, passages = frame["claim"].tolist(), frame["passage"].tolist()
+    parent = load_verifier(trained)
+    parent.scoring = "entailment"
+    e = parent.score(claims, passages)
+    parent.scoring = "entailment_minus_contradiction"
+    c = 1.0 + e - 2.0 * parent.score(claims, passages)
+    r = parent.relatedness.score(claims, passages)
+    w, b = np.array(child.fitted.weights), child.fitted.intercept
+    expect = 1.0 / (1.0 + np.exp(-(b + np.column_stack([e, c, r]) @ w)))
+    assert np.allclose(child.score(claims, passages), expect, atol=1e-6)
 
 
 def test_adapt_refuses_an_untrainable_verifier(tmp_path: Path, tiny_cross_dir: Path) -> None:
@@ -320,3 +358,17 @@ def test_import_verifier_cli_seals_and_replaces_only_card_folders(
     (mine / "notes.txt").write_text("keep me\n")
     code, text = imp(mine)
     assert code == 2 and (mine / "notes.txt").read_text() == "keep me\n"
+
+
+def test_adapt_refuses_a_sample_that_cannot_be_split(tmp_path: Path, trained: Path) -> None:
+    lab = tmp_path / "one-passage.csv"
+    pd.DataFrame(
+        {
+            "claim": [f"claim {i}" for i in range(12)],
+            "passage": ["One shared passage about a trial."] * 12,
+            "label": ["SUPPORT", "CONTRADICT"] * 6,
+        }
+    ).to_csv(lab, index=False)
+    with pytest.raises(InputError, match="independent unit"):
+        adapt_verifier(lab, trained, tmp_path / "x", epochs=1, folds=2)
+    assert not (tmp_path / "x").exists()
