@@ -30,7 +30,7 @@ from kit.guard.fitted_rule import (
 )
 from kit.guard.verifier import load_verifier
 from kit.guard.windows import WindowSpec
-from tests.guard.tiny_model import TINY_CONFIG, tiny_weights
+from tests.guard.tiny_model import CLAIM, PASSAGE, TINY_CONFIG, tiny_weights
 
 FEATS = ("entailment", "contradiction", "relatedness")
 
@@ -132,13 +132,6 @@ def fitted_dir(tmp_path_factory: pytest.TempPathFactory, verifier_dir: Path) -> 
     return out
 
 
-CLAIM = "Aspirin lowers the risk of stroke in adults."
-PASSAGE = (
-    "We enrolled 400 adults. Aspirin was given daily for two years. Strokes were counted by "
-    "blinded assessors. The aspirin arm had fewer strokes than placebo. Bleeding was more common "
-    "with aspirin. Adherence was high in both arms. Costs were not measured. Follow-up ended in "
-    "2019."
-)
 
 
 def test_card_window_scores_recomputed_from_the_two_models(

@@ -18,15 +18,7 @@ from kit.errors import InputError, IntegrityError
 from kit.guard import score_store as ss
 from kit.guard.two_stage import TwoStageVerifier
 from kit.guard.verifier import OnnxCrossEncoder, load_verifier, two_signal_score
-from tests.guard.tiny_model import build_tiny_cross_encoder
-
-CLAIM = "Aspirin lowers the risk of stroke in adults."
-PASSAGE = (
-    "We enrolled 400 adults. Aspirin was given daily for two years. Strokes were counted by "
-    "blinded assessors. The aspirin arm had fewer strokes than placebo. Bleeding was more common "
-    "with aspirin. Adherence was high in both arms. Costs were not measured. Follow-up ended in "
-    "2019."
-)
+from tests.guard.tiny_model import CLAIM, PASSAGE, build_tiny_cross_encoder
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,15 @@ TINY_CONFIG: dict[str, Any] = {
 }
 
 
+# a claim and a passage of several windows, shared by the scoring-rule tests
+CLAIM = "Aspirin lowers the risk of stroke in adults."
+PASSAGE = (
+    "We enrolled 400 adults. Aspirin was given daily for two years. Strokes were counted by "
+    "blinded assessors. The aspirin arm had fewer strokes than placebo. Bleeding was more common "
+    "with aspirin. Adherence was high in both arms. Costs were not measured. Follow-up ended in "
+    "2019."
+)
+
 def tiny_weights(seed: int = 0, n_classes: int = 3) -> dict[str, np.ndarray]:
     """BERT-named float32 weights for :data:`TINY_CONFIG`, drawn N(0, 0.2^2)."""
     rng = np.random.default_rng(seed)
