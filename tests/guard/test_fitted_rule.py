@@ -132,8 +132,6 @@ def fitted_dir(tmp_path_factory: pytest.TempPathFactory, verifier_dir: Path) -> 
     return out
 
 
-
-
 def test_card_window_scores_recomputed_from_the_two_models(
     fitted_dir: Path, verifier_dir: Path
 ) -> None:

@@ -37,6 +37,7 @@ PASSAGE = (
     "2019."
 )
 
+
 def tiny_weights(seed: int = 0, n_classes: int = 3) -> dict[str, np.ndarray]:
     """BERT-named float32 weights for :data:`TINY_CONFIG`, drawn N(0, 0.2^2)."""
     rng = np.random.default_rng(seed)
