@@ -133,30 +133,42 @@ def build_pairs(raw: Path, n: int, seed: int = 1) -> tuple[list[str], list[str]]
     return [c for c, _ in pairs], [p for _, p in pairs]
 
 
-def _two_stage_loader(bi: str, cross: str, top_k: int) -> Any:
-    """A stand-in for ``kit.audit.runner._load_verifier`` that builds the two-stage verifier
-    (``kit audit`` has no two-stage option; the bench measures what it would cost)."""
+def _use_two_stage(bi: str, cross: str, top_k: int) -> None:
+    """Make ``load_verifier(cross, ...)`` in this (child) process return the two-stage verifier
+    of ``bi`` and ``cross`` (``kit audit`` has no two-stage option; the bench measures what it
+    would cost); every other spec (the card's own relatedness folder among them) loads as
+    before. The audit imports ``load_verifier`` from its module at call time, so patching the
+    module attribute reaches it (tests/audit/test_audit_pipeline.py pins that)."""
+    import kit.guard.verifier as kv
+    from kit.guard.two_stage import TwoStageVerifier
 
-    def load(opts: Any) -> Any:
-        from kit.guard.two_stage import TwoStageVerifier
-        from kit.guard.verifier import load_verifier
+    original = kv.load_verifier
 
-        parts = [load_verifier(x, opts.variant, opts.device, opts.batch_size) for x in (bi, cross)]
+    def load(
+        spec: Any,
+        variant: str = "fp32",
+        device: str = "cpu",
+        batch_size: int = 32,
+        *rest: Any,
+        **kw: Any,
+    ) -> Any:
+        if str(spec) != cross:
+            return original(spec, variant, device, batch_size, *rest, **kw)
+        parts = [original(x, variant, device, batch_size) for x in (bi, cross)]
         return TwoStageVerifier(parts[0], parts[1], top_k=top_k)
 
-    return load
+    kv.load_verifier = load
 
 
 def _audit_size(args: argparse.Namespace, mode: str, verifier: str, n_cit: int) -> dict:
     """Cold and warm audits of ``n_cit`` synthetic citations (run in a child process)."""
     import resource
 
-    from kit.audit import runner
     from kit.audit.runner import AuditOptions, audit
 
     if mode == "two-stage":
         bi, cross = verifier.split("|")
-        runner._load_verifier = _two_stage_loader(bi, cross, args.top_k)
+        _use_two_stage(bi, cross, args.top_k)
         verifier = cross
     n_runs = max(1, n_cit // args.cites)
     with tempfile.TemporaryDirectory(prefix="bench_audit_") as tmp:
@@ -186,6 +198,7 @@ def _audit_size(args: argparse.Namespace, mode: str, verifier: str, n_cit: int) 
         )
     n = cold.summary["counts"]["citations"]
     return {
+        "verifier_name": cold.summary["verifier"]["name"],
         "runs": n_runs,
         "citations": n,
         "cold_s": round(t_cold, 2),
@@ -270,11 +283,11 @@ def _ray_child(args: argparse.Namespace, mode: str, verifier: str, workers: int)
 
     def fresh() -> Any:  # a new verifier: empty caches, so no call changes another's batches
         if mode == "two-stage":
-            from types import SimpleNamespace
+            from kit.guard.two_stage import TwoStageVerifier
 
             bi, cross = verifier.split("|")
-            o = SimpleNamespace(variant=args.variant, device=args.device, batch_size=32)
-            return _two_stage_loader(bi, cross, args.top_k)(o)
+            parts = [load_verifier(x, args.variant, args.device, 32) for x in (bi, cross)]
+            return TwoStageVerifier(parts[0], parts[1], top_k=args.top_k)
         return load_verifier(
             verifier, args.variant, args.device, 32, threads=0 if not workers else 1
         )

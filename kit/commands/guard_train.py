@@ -24,6 +24,14 @@ def _print_card(card: dict) -> None:
     if "int8_sha256" in card.get("extra", {}):
         click.echo(f"  int8 sha256 {card['extra']['int8_sha256']}")
     click.echo(f"  validated on: {card['validated_on']}")
+    speed = card.get("extra", {}).get("speed")
+    if speed:
+        r = speed["pairs_per_s"]
+        verdict = "meets" if speed["int8_meets_target"] else "is below"
+        click.echo(
+            f"  speed here: int8 {r['int8']} / fp32 {r['fp32']} short pairs/s on {speed['machine']}"
+            f" (int8 {verdict} the {speed['int8_target_pairs_per_s']:.0f} pairs/s target)"
+        )
 
 
 @click.command("train")

