@@ -174,6 +174,10 @@ def window_signals(verifier: Any, claims: list[str], passages: list[str]) -> Win
 
 
 METHODS = ("best", "fine-tune", "recombine")
+# measured on three registry sources (adapt on one held-out split, test on another; README):
+# 3 epochs at 1e-4 raised the test AUC over the parent by +0.068 / +0.029 / +0.064, at 3e-5
+# by +0.056 / +0.031 / +0.012, for the same training time
+ADAPT_LR = 1e-4
 RECOMBINE = "recombine"  # the fitted rule on the parent's weights (no fine-tuning)
 
 
@@ -182,7 +186,7 @@ def adapt_verifier(
     parent: str | Path,
     out: Path,
     epochs: int = 3,
-    lr: float = 3e-5,
+    lr: float = ADAPT_LR,
     batch_size: int = 16,
     folds: int = 3,
     seed: int = 0,

@@ -375,3 +375,13 @@ def test_adapt_refuses_a_sample_that_cannot_be_split(tmp_path: Path, trained: Pa
     with pytest.raises(InputError, match="independent unit"):
         adapt_verifier(lab, trained, tmp_path / "x", epochs=1, folds=2)
     assert not (tmp_path / "x").exists()
+
+
+def test_adapt_help_states_the_library_default_lr() -> None:
+    from click.testing import CliRunner
+
+    from kit.cli import cli
+    from kit.guard.adapt import ADAPT_LR
+
+    out = CliRunner().invoke(cli, ["guard", "adapt", "--help"]).output
+    assert f"[{ADAPT_LR:.0e}:".replace("e-0", "e-") in " ".join(out.split())
