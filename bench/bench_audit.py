@@ -133,6 +133,17 @@ def build_pairs(raw: Path, n: int, seed: int = 1) -> tuple[list[str], list[str]]
     return [c for c, _ in pairs], [p for _, p in pairs]
 
 
+def _two_stage(
+    load: Any, bi: str, cross: str, top_k: int, variant: str, device: str, batch_size: int = 32
+) -> Any:
+    """The two-stage verifier (``bi`` keeps the top-k windows, ``cross`` judges them), both
+    parts loaded by ``load`` (``kit.guard.verifier.load_verifier``'s signature)."""
+    from kit.guard.two_stage import TwoStageVerifier
+
+    parts = [load(x, variant, device, batch_size) for x in (bi, cross)]
+    return TwoStageVerifier(parts[0], parts[1], top_k=top_k)
+
+
 def _use_two_stage(bi: str, cross: str, top_k: int) -> None:
     """Make ``load_verifier(cross, ...)`` in this (child) process return the two-stage verifier
     of ``bi`` and ``cross`` (``kit audit`` has no two-stage option; the bench measures what it
@@ -140,7 +151,6 @@ def _use_two_stage(bi: str, cross: str, top_k: int) -> None:
     before. The audit imports ``load_verifier`` from its module at call time, so patching the
     module attribute reaches it (tests/audit/test_audit_pipeline.py pins that)."""
     import kit.guard.verifier as kv
-    from kit.guard.two_stage import TwoStageVerifier
 
     original = kv.load_verifier
 
@@ -154,8 +164,7 @@ def _use_two_stage(bi: str, cross: str, top_k: int) -> None:
     ) -> Any:
         if str(spec) != cross:
             return original(spec, variant, device, batch_size, *rest, **kw)
-        parts = [original(x, variant, device, batch_size) for x in (bi, cross)]
-        return TwoStageVerifier(parts[0], parts[1], top_k=top_k)
+        return _two_stage(original, bi, cross, top_k, variant, device, batch_size)
 
     kv.load_verifier = load
 
@@ -283,11 +292,8 @@ def _ray_child(args: argparse.Namespace, mode: str, verifier: str, workers: int)
 
     def fresh() -> Any:  # a new verifier: empty caches, so no call changes another's batches
         if mode == "two-stage":
-            from kit.guard.two_stage import TwoStageVerifier
-
             bi, cross = verifier.split("|")
-            parts = [load_verifier(x, args.variant, args.device, 32) for x in (bi, cross)]
-            return TwoStageVerifier(parts[0], parts[1], top_k=args.top_k)
+            return _two_stage(load_verifier, bi, cross, args.top_k, args.variant, args.device)
         return load_verifier(
             verifier, args.variant, args.device, 32, threads=0 if not workers else 1
         )
