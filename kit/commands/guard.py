@@ -857,3 +857,7 @@ from kit.commands.guard_train import adapt_cmd, import_cmd, train_cmd  # noqa: E
 guard.add_command(train_cmd)
 guard.add_command(adapt_cmd)
 guard.add_command(import_cmd)
+
+from kit.commands.guard_compare import compare_cmd  # noqa: E402
+
+guard.add_command(compare_cmd)

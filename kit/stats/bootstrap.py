@@ -24,6 +24,7 @@ class BootstrapCI:
     level: float
     n_boot: int
     n_undefined: int  # resamples on which the statistic was undefined (NaN), dropped
+    sd: float = float("nan")  # standard deviation of the defined resamples (ddof 1)
 
 
 def _percentile(
@@ -43,6 +44,7 @@ def _percentile(
         level=level,
         n_boot=n_boot,
         n_undefined=int(reps.size - ok.size),
+        sd=float(ok.std(ddof=1)) if ok.size > 1 else float("nan"),
     )
 
 
