@@ -574,6 +574,59 @@ LABEL_MAP_HELP = (
 )
 
 
+def labelled_scores_options(name: str, kind: str) -> Callable[[Callable], Callable]:
+    """The options `kit guard evaluate` and `kit guard compare` share (one spelling, one help):
+    --label-map, --group-column, --type-column, --n-boot, --seed and a sealed --out PREFIX or
+    folder (``name``.csv / .md / .tex inside a folder)."""
+
+    def apply(f: Callable) -> Callable:
+        for deco in reversed(
+            (
+                click.option("--label-map", default=None, help=LABEL_MAP_HELP),
+                click.option(
+                    "--group-column",
+                    default=None,
+                    help="Cluster column for cluster-bootstrap CIs [default: `group` when "
+                    "present; e.g. item_pmid for PubMedQA pairs]. Without one, pairs are "
+                    "independent.",
+                ),
+                click.option(
+                    "--type-column",
+                    default=None,
+                    help="Column with finer negative types for extra AUC rows [default: "
+                    "pair_type when present].",
+                ),
+                click.option(
+                    "--n-boot",
+                    type=click.IntRange(min=1),
+                    default=2000,
+                    show_default=True,
+                    help="Bootstrap resamples of every bootstrap CI.",
+                ),
+                click.option(
+                    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
+                ),
+                click.option(
+                    "--out",
+                    type=click.Path(),  # a str: a trailing '/' (a folder to create) must survive
+                    default=None,
+                    help=f"PREFIX (writes PREFIX.csv, .md, .tex) or a folder, existing or ending "
+                    f"in '/' (writes {name}.*); without it the table is printed.",
+                ),
+                sealed_file(
+                    "out",
+                    kind=kind,
+                    companions=(".md", ".tex"),
+                    resolve=lambda kw: Path(f"{_table_stem(kw['out'], name)}.csv"),
+                ),
+            )
+        ):
+            f = deco(f)
+        return f
+
+    return apply
+
+
 @guard.command("evaluate")
 @click.argument("scores", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -585,39 +638,7 @@ LABEL_MAP_HELP = (
     "for a cross-encoder's P(entailment); pass the conformal tau of `kit guard tau` to "
     "validate a deployed operating point.",
 )
-@click.option("--label-map", default=None, help=LABEL_MAP_HELP)
-@click.option(
-    "--group-column",
-    default=None,
-    help="Cluster column for cluster-bootstrap CIs [default: `group` when present; "
-    "e.g. item_pmid for PubMedQA pairs]. Without one, pairs are independent.",
-)
-@click.option(
-    "--type-column",
-    default=None,
-    help="Column with finer negative types for extra AUC rows [default: pair_type when present].",
-)
-@click.option(
-    "--n-boot",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples of every CI.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option(
-    "--out",
-    type=click.Path(),  # a str: a trailing '/' (a folder to create) must survive parsing
-    default=None,
-    help="PREFIX (writes PREFIX.csv, .md, .tex) or a folder, existing or ending in '/' "
-    "(writes evaluation.*); without it the table is printed.",
-)
-@sealed_file(
-    "out",
-    kind="guard-evaluate",
-    companions=(".md", ".tex"),
-    resolve=lambda kw: Path(f"{_table_stem(kw['out'], 'evaluation')}.csv"),
-)
+@labelled_scores_options("evaluation", "guard-evaluate")
 def evaluate_cmd(
     scores: Path,
     tau: float,

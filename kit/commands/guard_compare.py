@@ -11,8 +11,12 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit.commands.guard import EVAL_FORMATS, LABEL_MAP_HELP, _group_values, _table_stem
-from kit.commands.sealed import sealed_file
+from kit.commands.guard import (
+    EVAL_FORMATS,
+    _group_values,
+    _table_stem,
+    labelled_scores_options,
+)
 from kit.errors import ConfigError, InputError, Location
 from kit.schema import validate_frame
 
@@ -42,40 +46,7 @@ def _aligned(a: pd.DataFrame, b: pd.DataFrame, path_a: Path, path_b: Path) -> pd
     multiple=True,
     help="Names of verifier A and B in the table (give both, in order) [the file names].",
 )
-@click.option("--label-map", default=None, help=LABEL_MAP_HELP)
-@click.option(
-    "--group-column",
-    default=None,
-    help="Cluster column (read from SCORES_A) for a cluster bootstrap of the difference "
-    "[default: `group` when present]. Without one, pairs are independent (paired DeLong).",
-)
-@click.option(
-    "--type-column",
-    default=None,
-    help="Column of SCORES_A with finer negative types for extra rows [default: pair_type when "
-    "present].",
-)
-@click.option(
-    "--n-boot",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples (cluster bootstrap only).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option(
-    "--out",
-    type=click.Path(),  # a str: a trailing '/' (a folder to create) must survive parsing
-    default=None,
-    help="PREFIX (writes PREFIX.csv, .md, .tex) or a folder, existing or ending in '/' "
-    "(writes comparison.*); without it the table is printed.",
-)
-@sealed_file(
-    "out",
-    kind="guard-compare",
-    companions=(".md", ".tex"),
-    resolve=lambda kw: Path(f"{_table_stem(kw['out'], 'comparison')}.csv"),
-)
+@labelled_scores_options("comparison", "guard-compare")
 def compare_cmd(
     scores_a: Path,
     scores_b: Path,

@@ -97,6 +97,22 @@ def _placements(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return v10, v01
 
 
+def _paired(
+    scores_a: np.ndarray | list[float],
+    scores_b: np.ndarray | list[float],
+    labels: np.ndarray | list[bool],
+    func: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two verifiers' scores and the labels of the same items, as arrays, checked aligned."""
+    a = np.asarray(scores_a, dtype=float)
+    b = np.asarray(scores_b, dtype=float)
+    y = np.asarray(labels).astype(bool)
+    check_param(
+        "scores_b", b.size, a.size == b.size == y.size, "aligned with scores_a and labels", func
+    )
+    return a, b, y
+
+
 def paired_auc_difference(
     scores_a: np.ndarray | list[float],
     scores_b: np.ndarray | list[float],
@@ -113,16 +129,7 @@ def paired_auc_difference(
     use a cluster bootstrap of the difference). Both verifiers scored every item; the
     correlation between their scores is what the pairing removes from the variance.
     """
-    a = np.asarray(scores_a, dtype=float)
-    b = np.asarray(scores_b, dtype=float)
-    y = np.asarray(labels).astype(bool)
-    check_param(
-        "scores_b",
-        b.size,
-        a.size == b.size == y.size,
-        "aligned with scores_a and labels",
-        "paired_auc_difference",
-    )
+    a, b, y = _paired(scores_a, scores_b, labels, "paired_auc_difference")
     check_param("level", level, 0.0 < level < 1.0, "in (0, 1)", "paired_auc_difference")
     pos_a, neg_a = _split(a, y, "paired_auc_difference")
     v10a, v01a = _placements(pos_a, neg_a)
@@ -193,16 +200,7 @@ def matched_catch_comparison(
     check_param(
         "target_catch", target_catch, 0 < target_catch <= 1, "in (0, 1]", "matched_catch_comparison"
     )
-    a = np.asarray(scores_a, dtype=float)
-    b = np.asarray(scores_b, dtype=float)
-    y = np.asarray(labels).astype(bool)
-    check_param(
-        "scores_b",
-        b.size,
-        a.size == b.size == y.size,
-        "aligned with scores_a and labels",
-        "matched_catch_comparison",
-    )
+    a, b, y = _paired(scores_a, scores_b, labels, "matched_catch_comparison")
 
     def stat(a: np.ndarray, b: np.ndarray, y: np.ndarray) -> tuple[float, ...]:
         if y.all() or not y.any():
