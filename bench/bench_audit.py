@@ -8,8 +8,10 @@ Run: .venv/bin/python bench/bench_audit.py [--citations 1000,10000] [--full] [--
 The runs are built synthetically from PubMedQA PQA-L (clearly labelled SYNTHETIC; seed 0): each
 run answers one item with ``--cites`` claims, items drawn from a fixed random 75% of the corpus
 (the other 25% stay held out for the default calibration pairs); a claim is one sentence of a
-random item's conclusion behind one of 8 lead-ins (so claims are mostly distinct, as an agent's
-paraphrases are), followed by ``(PMID:x)`` where x is the item's own PMID (80%), its on-topic
+random item's conclusion, with one or two of its words dropped, behind one of 8 lead-ins (so
+claims stay distinct at 100k citations, as an agent's paraphrases are: without the dropped
+words a 100k run repeated its ~24k distinct claims, and the cold audit re-used its own scores),
+followed by ``(PMID:x)`` where x is the item's own PMID (80%), its on-topic
 MeSH neighbour (15%) or a non-existent 8-digit PMID (5%).
 
 Modes (``--modes``; ``--variant`` int8 by default): ``bi`` (minilm-bi, built into a temp folder
@@ -64,6 +66,17 @@ LEADS = (
 )
 
 
+def _vary(sentence: str, rng: np.random.Generator) -> str:
+    """``sentence`` with one or two words dropped (never the first): a paraphrase stand-in that
+    makes repeated claims rare (a sentence of w words has about w^2 / 2 variants)."""
+    words = sentence.split()
+    if len(words) < 4:
+        return sentence
+    k = 1 + int(rng.integers(2))
+    drop = {1 + int(i) for i in rng.choice(len(words) - 1, size=k, replace=False)}
+    return " ".join(w for i, w in enumerate(words) if i not in drop)
+
+
 def _draw(raw: Path, n_runs: int, n_cites: int, seed: int) -> tuple[Any, list[tuple]]:
     """The corpus and, per run, (task item, [(claim, cited PMID), ...]) (see module doc)."""
     from kit.grade.pubmedqa_corpus import build_corpus
@@ -84,7 +97,7 @@ def _draw(raw: Path, n_runs: int, n_cites: int, seed: int) -> tuple[Any, list[tu
         cites = []
         for _ in range(n_cites):
             p = pool[int(rng.integers(len(pool)))]
-            sent = sentences[p][int(rng.integers(len(sentences[p])))].rstrip(". ")
+            sent = _vary(sentences[p][int(rng.integers(len(sentences[p])))].rstrip(". "), rng)
             lead = LEADS[int(rng.integers(len(LEADS)))]
             claim = lead + (sent[0].lower() + sent[1:] if lead else sent)
             u = rng.random()

@@ -209,8 +209,13 @@ def run_table(
 ) -> pd.DataFrame:
     """One row per run (sorted by run_id): distinct identifiers cited and their L1 counts,
     flagged (claim, citation) rows, behaviour flags, checklist score."""
-    by_run = cites.groupby("run_id")
+    # per-run counts in one pass each (a get_group per run cost O(runs) pandas calls)
+    first = cites.drop_duplicates(["run_id", "citation"])  # L1 is per identifier
+    n_cited = first.groupby("run_id").size().to_dict()
+    l1_counts = first.groupby(["run_id", "l1"]).size().to_dict()
+    n_flagged = cites.groupby("run_id")["flagged"].sum().to_dict()
     beh = behaviour.set_index("run_id")
+    non_attempt, zero_tool = beh["non_attempt"].to_dict(), beh["zero_tool"].to_dict()
     sc = (
         scores.sort_values(["judge", "model", "task_id"])
         .drop_duplicates(["model", "task_id"])
@@ -220,29 +225,28 @@ def run_table(
     )
     rows = []
     for r in sorted(runs, key=lambda r: r.run_id):
-        g = by_run.get_group(r.run_id) if r.run_id in by_run.groups else cites.iloc[0:0]
-        ids = g.drop_duplicates("citation")  # L1 is per identifier; a claim row per citing claim
         entry = r.model if r.tools_enabled else f"{r.model} [no tools]"
         s = (
             sc.loc[(entry, r.task_id)]
             if sc is not None and (entry, r.task_id) in sc.index
             else None
         )
+        rid = r.run_id
         rows.append(
             {
-                "run_id": r.run_id,
+                "run_id": rid,
                 "model": r.model,
                 "task_id": r.task_id,
                 "tools_enabled": bool(r.tools_enabled),
                 "n_tool_calls": int(r.n_tool_calls),
-                "n_cited": len(ids),
-                "n_found": int((ids["l1"] == "found").sum()),
-                "n_notfound": int((ids["l1"] == "notfound").sum()),
-                "n_transient": int((ids["l1"] == "transient").sum()),
-                "n_unchecked": int((ids["l1"] == "unchecked").sum()),
-                "n_flagged": int(g["flagged"].sum()),
-                "non_attempt": bool(beh.loc[r.run_id, "non_attempt"]),
-                "zero_tool": bool(beh.loc[r.run_id, "zero_tool"]),
+                "n_cited": int(n_cited.get(rid, 0)),
+                "n_found": int(l1_counts.get((rid, "found"), 0)),
+                "n_notfound": int(l1_counts.get((rid, "notfound"), 0)),
+                "n_transient": int(l1_counts.get((rid, "transient"), 0)),
+                "n_unchecked": int(l1_counts.get((rid, "unchecked"), 0)),
+                "n_flagged": int(n_flagged.get(rid, 0)),
+                "non_attempt": bool(non_attempt[rid]),
+                "zero_tool": bool(zero_tool[rid]),
                 "checklist_score": float(s["score"]) if s is not None else np.nan,
                 "solved": ("" if s is None else "true" if bool(s["solved"]) else "false"),
             }

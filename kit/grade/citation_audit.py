@@ -258,19 +258,21 @@ def score_support(
         "agent_read", len(read), len(read) == n, f"one entry per row ({n})", "score_support"
     )
     l1 = out["l1"].to_numpy()
+    claim = out["claim"].tolist() if n else []  # columns read once, not cell by cell
     claims, passages, slots = [], [], []  # slots: (row, "corpus" | "tool")
     if scorer is not None and passage_of is not None:
+        id_type, value = out["id_type"].tolist(), out["value"].tolist()
         for i in np.flatnonzero(l1 == "found"):
-            text = passage_of(str(out["id_type"].iat[i]), str(out["value"].iat[i]))
+            text = passage_of(str(id_type[i]), str(value[i]))
             if text:
-                claims.append(str(out["claim"].iat[i]))
+                claims.append(str(claim[i]))
                 passages.append(text)
                 slots.append((int(i), "corpus"))
     if scorer is not None:
         for i in range(n):
             r = read[i]
             if r is not None and r.text and l1[i] in L2_SCORED:
-                claims.append(str(out["claim"].iat[i]))
+                claims.append(str(claim[i]))
                 passages.append(r.text)
                 slots.append((i, "tool"))
     tool = np.full(n, np.nan)
