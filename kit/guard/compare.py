@@ -25,7 +25,7 @@ import numpy as np
 from scipy.stats import norm
 
 from kit.errors import ConfigError, check_param
-from kit.guard.evaluate import CLASSES, POSITIVE
+from kit.guard.evaluate import CLASSES, POSITIVE, negative_subsets
 from kit.stats.bootstrap import cluster_bootstrap_ci
 from kit.stats.roc import auc_score, paired_auc_difference
 
@@ -125,14 +125,8 @@ def compare_scores(
         groups = np.asarray(groups)
         check_param("groups", groups.size, groups.size == a.size, "aligned with scores", func)
     pos = c == POSITIVE
-    subsets: list[tuple[str, np.ndarray]] = [("unsupported", ~pos)]
-    subsets += [(k, c == k) for k in CLASSES[1:] if np.any(c == k)]
-    if negative_types is not None:
-        t = np.asarray(negative_types, dtype=object).astype(str)
-        check_param("negative_types", t.size, t.size == a.size, "aligned with scores", func)
-        subsets += [(f"type={k}", ~pos & (t == k)) for k in sorted(set(t[~pos]))]
     rows = []
-    for name, neg in subsets:
+    for name, neg in negative_subsets(c, negative_types, func):
         keep = pos | neg
         g = groups[keep] if groups is not None else None
         rows.append(

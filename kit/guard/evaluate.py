@@ -196,6 +196,23 @@ def _auc_row(
     return Estimate("auc", subset, n_pos, n_neg, auc_score(s, pos), lo, hi, method, nan, note)
 
 
+def negative_subsets(
+    classes: np.ndarray, negative_types: np.ndarray | None, func: str
+) -> list[tuple[str, np.ndarray]]:
+    """The negatives an AUC row is computed against, as (name, mask): all unsupported pairs,
+    each negative class present, and each ``negative_types`` value among the unsupported pairs
+    ('type=T'). Shared by :func:`evaluate_scores` and :func:`kit.guard.compare.compare_scores`."""
+    c = np.asarray(classes, dtype=object)
+    pos = c == POSITIVE
+    subsets: list[tuple[str, np.ndarray]] = [("unsupported", ~pos)]
+    subsets += [(k, c == k) for k in CLASSES[1:] if np.any(c == k)]
+    if negative_types is not None:
+        t = np.asarray(negative_types, dtype=object).astype(str)
+        check_param("negative_types", t.size, t.size == c.size, "aligned with scores", func)
+        subsets += [(f"type={k}", ~pos & (t == k)) for k in sorted(set(t[~pos]))]
+    return subsets
+
+
 def evaluate_scores(
     scores: np.ndarray,
     classes: Sequence[str] | np.ndarray,
@@ -236,13 +253,7 @@ def evaluate_scores(
     passed = s > tau
     nan = float("nan")
     rows: list[Estimate] = []
-    subsets: list[tuple[str, np.ndarray]] = [("unsupported", ~pos)]
-    subsets += [(k, c == k) for k in CLASSES[1:] if np.any(c == k)]
-    if negative_types is not None:
-        t = np.asarray(negative_types, dtype=object)
-        check_param("negative_types", t.size, t.size == s.size, "aligned with scores", func)
-        for k in sorted({str(x) for x in t[~pos]}):
-            subsets.append((f"type={k}", ~pos & (t.astype(str) == k)))
+    subsets = negative_subsets(c, negative_types, func)
     for name, neg in subsets:
         keep = pos | neg
         g = groups[keep] if groups is not None else None
