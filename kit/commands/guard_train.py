@@ -24,6 +24,16 @@ def _print_card(card: dict) -> None:
     if "int8_sha256" in card.get("extra", {}):
         click.echo(f"  int8 sha256 {card['extra']['int8_sha256']}")
     click.echo(f"  validated on: {card['validated_on']}")
+    for group, entry in card.get("extra", {}).get("validation", {}).get("left_out", {}).items():
+        click.echo(f"  {group}: {entry['n']} pairs never trained on, paired with the bi-encoder:")
+        for r in entry["vs_bi_encoder"]:
+            if r["difference"] is None:
+                click.echo(f"    {r['subset']}: {r['note']}")
+                continue
+            click.echo(
+                f"    {r['subset']}: AUC {r['auc_a']} vs {r['auc_b']}, difference "
+                f"{r['difference']:+} [{r['lo']}, {r['hi']}] ({r['ci_method']}), p = {r['p_value']}"
+            )
     speed = card.get("extra", {}).get("speed")
     if speed:
         r = speed["pairs_per_s"]

@@ -146,6 +146,65 @@ def test_leave_out_drops_the_source(tmp_path: Path, tiny_base: Path, registry_ra
         )
 
 
+def test_left_out_group_takes_every_split_stratified() -> None:
+    from kit.guard.nli_verifier import left_out_group
+
+    rows = [
+        {
+            "pair_id": f"s{i:03d}",
+            "source": "scifact",
+            "split": ("train", "dev")[i % 2],
+            "label": ("entailment", "entailment", "contradiction")[i % 3],
+        }
+        for i in range(90)
+    ] + [{"pair_id": "o1", "source": "sick", "split": "test", "label": "neutral"}]
+    pairs = pd.DataFrame(rows)
+    whole = left_out_group(pairs, "scifact", seed=0, cap=1000)["left_out:scifact"]
+    assert len(whole) == 90 and set(whole["split"]) == {"train", "dev"}
+    cut = left_out_group(pairs, "scifact", seed=0, cap=30)["left_out:scifact"]
+    assert cut["label"].value_counts().to_dict() == {"entailment": 20, "contradiction": 10}
+    assert cut.equals(left_out_group(pairs, "scifact", seed=0, cap=30)["left_out:scifact"])
+    assert left_out_group(pairs, "pubmedqa", seed=0) == {}
+
+
+def test_leave_out_card_is_scored_on_the_left_out_source(
+    tmp_path: Path, tiny_base: Path, registry_raw: Path
+) -> None:
+    import kit.guard.nli_verifier as nv
+
+    out = tmp_path / "loso"
+    args = ["guard", "train", "--base", str(tiny_base), "--epochs", "1", "--cap-per-source", "4"]
+    args += ["--leave-out", "scifact", "--raw", str(registry_raw), "--out", str(out)]
+    small = functools.partial(train_verifier, val_per_source=12, left_out_max=40)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nv, "train_verifier", small)
+        res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert "left_out:scifact: 40 pairs never trained on, paired with the bi-encoder:" in res.output
+    card = json.loads((out / "card.json").read_text())
+    t, v = card["extra"]["training"], card["extra"]["validation"]
+    assert "scifact" not in t["train_pairs"] and t["leave_out"] == "scifact"
+    g = v["groups"]["left_out:scifact"]
+    assert g["n"] == 40 and g["counts"]["entailment"] == 26  # 508 : 265 of 773, stratified
+    assert v["bi_encoder_same_pairs"]["left_out:scifact"]["n"] == 40
+    rows = v["left_out"]["left_out:scifact"]["vs_bi_encoder"]
+    assert [r["subset"] for r in rows] == [
+        "entailment vs unsupported",
+        "entailment vs contradiction",
+    ]
+    r = rows[0]
+    assert r["auc_a"] == g["auc_unsupported"]["auc"]
+    assert r["ci_method"] == "cluster-bootstrap" and r["lo"] <= r["difference"] <= r["hi"]
+    # the rule was chosen without the left-out pairs
+    tables = {v["scoring_rule_choice"]["chosen"]: v["groups"], **v["other_rule"]}
+    without = {
+        k: {n: x for n, x in t.items() if not n.startswith("left_out:")} for k, t in tables.items()
+    }
+    assert v["scoring_rule_choice"]["means"] == {
+        k: round(nv.biomedical_mean(t), 4) for k, t in without.items()
+    }
+
+
 def _labelled(path: Path, n: int = 24) -> Path:
     rng = np.random.default_rng(0)
     rows = [
