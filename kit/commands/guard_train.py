@@ -30,9 +30,11 @@ def _print_card(card: dict) -> None:
             if r["difference"] is None:
                 click.echo(f"    {r['subset']}: {r['note']}")
                 continue
+            ci = "no CI" if r["lo"] is None else f"[{r['lo']:+.3f}, {r['hi']:+.3f}]"
+            p = "" if r["p_value"] is None else f", p = {r['p_value']:.3g}"
             click.echo(
-                f"    {r['subset']}: AUC {r['auc_a']} vs {r['auc_b']}, difference "
-                f"{r['difference']:+} [{r['lo']}, {r['hi']}] ({r['ci_method']}), p = {r['p_value']}"
+                f"    {r['subset']}: AUC {r['auc_a']:.3f} vs {r['auc_b']:.3f}, difference "
+                f"{r['difference']:+.3f} {ci} ({r['ci_method']}){p}"
             )
     speed = card.get("extra", {}).get("speed")
     if speed:
