@@ -153,7 +153,8 @@ def train_cmd(
     "--verifier",
     default=DEFAULT_VERIFIER,
     show_default=True,
-    help=VERIFIER_HELP + " Must be kit-trained (it has weights.safetensors).",
+    help=VERIFIER_HELP + " A cross-encoder; fine-tuning needs a kit-trained one (it has "
+    "weights.safetensors), --method recombine takes any, an imported one included.",
 )
 @click.option(
     "--out",
@@ -193,7 +194,8 @@ def train_cmd(
     show_default=True,
     help="fine-tune: the cross-encoder's weights on the sample (minutes, needs torch); "
     "recombine: the parent's weights kept, P(entailment), P(contradiction) and relatedness "
-    "recombined by a rule fitted on the sample (seconds; no torch); best: both, keep the one "
+    "(those the card has) recombined by a rule fitted on the sample (seconds; no torch; works "
+    "for an imported verifier too); best: both, keep the one "
     "that cross-validates better. Measured on three held-out registry splits, fine-tuning "
     "beat recombining on every one (README).",
 )

@@ -22,9 +22,14 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
-from kit.errors import InputError, Location
+from kit.errors import ConfigError, InputError, Location
 from kit.guard import train as tr
-from kit.guard.cross_export import copy_card_folder, write_cross_encoder
+from kit.guard.cross_export import (
+    copy_card_folder,
+    recard_folder,
+    scoring_text,
+    write_cross_encoder,
+)
 from kit.guard.fitted_rule import (
     FEATURES,
     best_rows,
@@ -216,7 +221,17 @@ def adapt_verifier(
         raise InputError("bad_parameter", f"method must be one of {', '.join(METHODS)}")
     parent_dir = resolve_verifier(parent)
     pcard = load_card(parent_dir)
-    weights, config = tr.load_trainable(parent_dir)
+    if pcard["kind"] != "cross-encoder":
+        raise ConfigError(
+            "bad_parameter",
+            f"adaptation needs a cross-encoder card; {parent} is a {pcard['kind']} "
+            "(its similarity has no class probabilities to fine-tune or recombine)",
+        )
+    # an imported ONNX cross-encoder has no weights to fine-tune, but its signals recombine
+    if method != RECOMBINE or tr.is_trainable(parent_dir):
+        weights, config = tr.load_trainable(parent_dir)
+    else:
+        weights, config = None, {}
     frame = read_labelled_table(labelled, label_map)
     sup = (frame["label"] == "entailment").to_numpy()
     if sup.sum() < folds or (~sup).sum() < folds:
@@ -385,6 +400,29 @@ def adapt_verifier(
     }
     extra = {k: v for k, v in pcard.get("extra", {}).items() if k in ("training", "validation")}
     how = "recombined by a fitted rule" if chosen == RECOMBINE else f"fine-tuned, scoring {rule}"
+    name = f"{pcard['name']} + adapted on {Path(labelled).name}"
+    validated_on = (
+        f"AUC on the adaptation sample (n={len(frame)}): {before:.3f} before (parent, "
+        f"not trained on it), {after:.3f} after ({folds}-fold cross-validated, {how})"
+        + ("" if bi_auc is None else f"; the relatedness bi-encoder alone {bi_auc:.3f}")
+        + f"; parent: {pcard.get('validated_on', '')}"
+    )
+    source = f"`kit guard adapt` of {pcard['name']}"
+    more = {"adaptation": provenance, "parent": extra, **fitted_extra}
+    if w_all is None:  # an imported parent: its model files as they are, under a new card
+        new_extra = {**pcard.get("extra", {}), "scoring": rule, **more}
+        return recard_folder(
+            parent_dir,
+            out,
+            {
+                **pcard,
+                "name": name,
+                "scoring_rule": scoring_text(rule),
+                "validated_on": validated_on,
+                "source": source,
+                "extra": new_extra,
+            },
+        )
     with tempfile.TemporaryDirectory() as td:
         tmp = Path(td) / "model"
         card = write_cross_encoder(
@@ -392,19 +430,14 @@ def adapt_verifier(
             w_all,
             config,
             tok_text,
-            name=f"{pcard['name']} + adapted on {Path(labelled).name}",
+            name=name,
             scoring=rule,
             window=WindowSpec(**pcard["extra"]["window"]),
             relatedness=rel_dir,
-            validated_on=(
-                f"AUC on the adaptation sample (n={len(frame)}): {before:.3f} before (parent, "
-                f"not trained on it), {after:.3f} after ({folds}-fold cross-validated, {how})"
-                + ("" if bi_auc is None else f"; the relatedness bi-encoder alone {bi_auc:.3f}")
-                + f"; parent: {pcard.get('validated_on', '')}"
-            ),
-            source=f"`kit guard adapt` of {pcard['name']}",
+            validated_on=validated_on,
+            source=source,
             licence=pcard.get("licence", ""),
-            extra={"adaptation": provenance, "parent": extra, **fitted_extra},
+            extra=more,
         )
         tr.save_weights(tmp, w_all, config)
         with atomic.staged_dir(out) as final:

@@ -52,6 +52,24 @@ def scoring_text(scoring: str) -> str:
     )
 
 
+def recard_folder(src: Path, out: Path, card: dict[str, Any]) -> dict[str, Any]:
+    """Write ``out`` (whole or not at all): the model files of the card folder ``src`` (and its
+    relatedness subfolder; receipts stay behind), unchanged and so still matching their pinned
+    sha256s, under a new ``card`` -- a verifier whose weights are kept and whose card changes
+    (an imported cross-encoder with a rule fitted by ``kit guard adapt --method recombine``)."""
+    with atomic.staged_dir(out) as tmp:
+        tmp.chmod(0o755)
+        for f in sorted(Path(src).iterdir()):
+            if f.name == CARD_NAME or f.name == "receipts":
+                continue
+            if f.is_dir():
+                shutil.copytree(f, tmp / f.name)
+            else:
+                shutil.copy2(f, tmp / f.name)
+        (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    return card
+
+
 def copy_card_folder(src: Path, dst: Path) -> None:
     """Copy a written card folder's files (and its relatedness subfolder) into ``dst``."""
     for f in sorted(Path(src).iterdir()):

@@ -229,19 +229,26 @@ def save_weights(folder: Path, weights: dict[str, np.ndarray], config: dict[str,
     (folder / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
+def is_trainable(folder: Path) -> bool:
+    """Whether a card folder carries the weights + config fine-tuning continues from."""
+    return (Path(folder) / WEIGHTS_NAME).is_file() and (Path(folder) / CONFIG_NAME).is_file()
+
+
 def load_trainable(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Weights + config of a kit-trained card folder (what `adapt` continues from)."""
     from safetensors.numpy import load_file
 
-    w, c = Path(folder) / WEIGHTS_NAME, Path(folder) / CONFIG_NAME
-    if not w.is_file() or not c.is_file():
+    if not is_trainable(folder):
         raise ConfigError(
             "not_trainable",
             f"{folder} has no {WEIGHTS_NAME} + {CONFIG_NAME}: only verifiers trained by the kit "
-            "(`kit guard train` / `kit guard adapt`) can be adapted; an imported ONNX verifier "
-            "cannot be fine-tuned here",
+            "(`kit guard train` / `kit guard adapt`) can be fine-tuned; an imported ONNX "
+            "verifier can be adapted with --method recombine (its weights kept, its signals "
+            "recombined by a rule fitted on the sample)",
         )
-    return load_file(str(w)), boundary.read_json(c)
+    return load_file(str(Path(folder) / WEIGHTS_NAME)), boundary.read_json(
+        Path(folder) / CONFIG_NAME
+    )
 
 
 def label_ids(labels: Sequence[str]) -> np.ndarray:

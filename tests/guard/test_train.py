@@ -280,8 +280,50 @@ def test_adapt_recombine_keeps_the_weights_and_fits_the_rule(tmp_path: Path, tra
 
 
 def test_adapt_refuses_an_untrainable_verifier(tmp_path: Path, tiny_cross_dir: Path) -> None:
-    with pytest.raises(ConfigError, match="only verifiers trained by the kit"):
-        adapt_verifier(_labelled(tmp_path / "lab.csv"), tiny_cross_dir, tmp_path / "x", epochs=1)
+    lab = _labelled(tmp_path / "lab.csv")
+    for method in ("fine-tune", "best"):
+        with pytest.raises(ConfigError, match=r"only verifiers trained by the kit.*recombine"):
+            adapt_verifier(lab, tiny_cross_dir, tmp_path / "x", epochs=1, method=method)
+    bi = tmp_path / "bi"
+    bi.mkdir()
+    (bi / "card.json").write_text(
+        json.dumps(
+            {"kind": "bi-encoder", "onnx_file": "m.onnx", "onnx_sha256": "0", "tokenizer": "t"}
+        )
+    )
+    with pytest.raises(ConfigError, match="needs a cross-encoder card"):
+        adapt_verifier(lab, bi, tmp_path / "x", method="recombine")
+    assert not (tmp_path / "x").exists()
+
+
+def test_adapt_recombines_an_imported_verifier(tmp_path: Path, tiny_cross_dir: Path) -> None:
+    """An imported ONNX cross-encoder has no weights to fine-tune; its P(entailment) and
+    P(contradiction) are recombined by a rule fitted on the sample, its model file kept."""
+    imp = tmp_path / "imp"
+    labels = ["entailment", "neutral", "contradiction"]
+    import_verifier(
+        tiny_cross_dir / "cross-fp32.onnx", tiny_cross_dir / "tokenizer.json", labels, imp
+    )
+    lab = _labelled(tmp_path / "lab.csv")
+    card = adapt_verifier(lab, imp, tmp_path / "re", folds=2, method="recombine")
+    a = card["extra"]["adaptation"]
+    assert a["chosen"] == "recombine" and a["scoring"] == "fitted" and not a["fine_tuned"]
+    assert card["extra"]["fitted"]["features"] == ["entailment", "contradiction"]
+    parent_card = json.loads((imp / "card.json").read_text())
+    assert card["onnx_sha256"] == parent_card["onnx_sha256"]
+    assert (tmp_path / "re" / "model.onnx").read_bytes() == (imp / "model.onnx").read_bytes()
+    assert card["extra"]["imported_sha256"] == parent_card["extra"]["imported_sha256"]
+    assert json.loads((tmp_path / "re" / "card.json").read_text()) == card
+    child = load_verifier(tmp_path / "re")
+    frame = pd.read_csv(lab)
+    claims, passages = frame["claim"].tolist(), frame["passage"].tolist()
+    parent = load_verifier(imp)
+    e = parent.score(claims, passages)  # one window each: max over windows is the window
+    parent.scoring = "entailment_minus_contradiction"
+    c = 1.0 + e - 2.0 * parent.score(claims, passages)
+    w, b = np.array(child.fitted.weights), child.fitted.intercept
+    expect = 1.0 / (1.0 + np.exp(-(b + np.column_stack([e, c]) @ w)))
+    assert np.allclose(child.score(claims, passages), expect, atol=1e-6)
 
 
 def test_import_verifier_round_trip_and_refusals(tmp_path: Path, tiny_cross_dir: Path) -> None:
