@@ -305,10 +305,18 @@ def adapt_cmd(
 )
 @click.option(
     "--scoring",
-    type=click.Choice(["entailment", "entailment_minus_contradiction"]),
+    type=click.Choice(["entailment", "entailment_minus_contradiction", "two_signal"]),
     default="entailment",
     show_default=True,
-    help="Support score of a pair: P(entailment), or P(entailment) - P(contradiction).",
+    help="Support score of a pair: P(entailment); P(entailment) - P(contradiction); or "
+    "two_signal, (P(entailment) + relatedness) / 2 (needs --relatedness).",
+)
+@click.option(
+    "--relatedness",
+    default=None,
+    help="A bi-encoder verifier (minilm-bi, or a bi-encoder card folder) carried in the card "
+    "as its relatedness signal: two_signal reads it, and `kit guard adapt --method "
+    "recombine` may weigh it [none].",
 )
 @click.option(
     "--max-length",
@@ -330,6 +338,7 @@ def import_cmd(
     tokenizer: Path,
     labels: str,
     scoring: str,
+    relatedness: str | None,
     max_length: int,
     name: str | None,
     out: Path,
@@ -346,11 +355,22 @@ def import_cmd(
     Example:
       kit guard import-verifier nli.onnx --tokenizer tokenizer.json \\
           --labels entailment,neutral,contradiction --out data/verifier-mine
+      kit guard import-verifier nli.onnx --tokenizer tokenizer.json \\
+          --labels entailment,neutral,contradiction --relatedness minilm-bi \\
+          --scoring two_signal --out data/verifier-mine
     """
     from kit.guard.import_card import import_verifier
+    from kit.guard.verifier import resolve_verifier
 
     names = [x.strip() for x in labels.split(",") if x.strip()]
     card = import_verifier(
-        model, tokenizer, names, out, scoring=scoring, name=name, max_length=max_length
+        model,
+        tokenizer,
+        names,
+        out,
+        scoring=scoring,
+        name=name,
+        max_length=max_length,
+        relatedness=resolve_verifier(relatedness) if relatedness else None,
     )
     _print_card(card)

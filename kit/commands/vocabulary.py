@@ -191,6 +191,9 @@ VOCABULARY: dict[str, Term] = {
     "scoring": Term(
         "--scoring", "How a verifier's logits become a support score (guard import-verifier)."
     ),
+    "relatedness": Term(
+        "--relatedness", "A bi-encoder carried as the relatedness signal (guard import-verifier)."
+    ),
     "max_length": Term(
         "--max-length", "Token limit of a (claim, passage) pair (guard import-verifier)."
     ),

@@ -52,6 +52,24 @@ def scoring_text(scoring: str) -> str:
     )
 
 
+def attach_relatedness(folder: Path, relatedness: Path) -> dict[str, Any]:
+    """Copy the bi-encoder card folder ``relatedness`` into ``folder/relatedness/`` (its model
+    files; receipts stay behind) and return the card entry pinning it by its card's sha256
+    (``extra.relatedness``, read by :func:`kit.guard.verifier.load_verifier`)."""
+    rel = Path(folder) / RELATEDNESS_DIR
+    rel.mkdir()
+    for f in sorted(Path(relatedness).iterdir()):
+        if f.is_file():
+            shutil.copy2(f, rel / f.name)
+    rel_card = json.loads((rel / CARD_NAME).read_text())
+    return {
+        "folder": RELATEDNESS_DIR,
+        "card_sha256": sha256_bytes((rel / CARD_NAME).read_bytes()),
+        "name": rel_card.get("name", ""),
+        "onnx_sha256": rel_card.get("onnx_sha256", ""),
+    }
+
+
 def recard_folder(src: Path, out: Path, card: dict[str, Any]) -> dict[str, Any]:
     """Write ``out`` (whole or not at all): the model files of the card folder ``src`` (and its
     relatedness subfolder; receipts stay behind), unchanged and so still matching their pinned
@@ -140,18 +158,7 @@ def write_cross_encoder(
             )
         (tmp / TOKENIZER_NAME).write_text(tokenizer_text, encoding="utf-8")
         if relatedness is not None:
-            rel = tmp / RELATEDNESS_DIR
-            rel.mkdir()
-            for f in sorted(Path(relatedness).iterdir()):
-                if f.is_file():  # the model card folder itself (receipts/ stay behind)
-                    shutil.copy2(f, rel / f.name)
-            rel_card = json.loads((rel / CARD_NAME).read_text())
-            more["relatedness"] = {
-                "folder": RELATEDNESS_DIR,
-                "card_sha256": sha256_bytes((rel / CARD_NAME).read_bytes()),
-                "name": rel_card.get("name", ""),
-                "onnx_sha256": rel_card.get("onnx_sha256", ""),
-            }
+            more["relatedness"] = attach_relatedness(tmp, relatedness)
         card = ModelCard(
             name=name,
             kind="cross-encoder",

@@ -10,6 +10,7 @@ import numpy as np
 
 from kit import atomic
 from kit.errors import ConfigError, InputError, Location
+from kit.guard.cross_export import attach_relatedness, scoring_text
 from kit.guard.export import sha256_bytes
 from kit.guard.verifier import CLASS_RULES, pair_feed
 from kit.guard.windows import WindowSpec
@@ -23,19 +24,33 @@ def import_verifier(
     scoring: str = "entailment",
     name: str | None = None,
     max_length: int = 256,
+    relatedness: Path | None = None,
 ) -> dict[str, Any]:
     """Card folder for any ONNX cross-encoder: the model and tokenizer copied, sha256-pinned,
-    checked by one forward pass (inputs accepted, one output column per label)."""
+    checked by one forward pass (inputs accepted, one output column per label).
+
+    ``relatedness``: a bi-encoder card folder (e.g. the kit's minilm-bi) copied in beside it and
+    pinned, so the ``two_signal`` rule and ``kit guard adapt --method recombine`` can read the
+    relatedness signal with the imported model's class probabilities."""
     from tokenizers import Tokenizer
 
-    from kit.guard.verifier import ModelCard, make_session
+    from kit.guard.verifier import ModelCard, load_card, make_session
 
     if "entailment" not in labels:
         raise ConfigError(
             "bad_parameter", f"--labels must name 'entailment'; got {','.join(labels)}"
         )
-    if scoring not in CLASS_RULES:
-        raise ConfigError("bad_parameter", f"--scoring must be one of {', '.join(CLASS_RULES)}")
+    rules = (*CLASS_RULES, "two_signal") if relatedness is not None else CLASS_RULES
+    if scoring not in rules:
+        raise ConfigError(
+            "bad_parameter",
+            f"--scoring must be one of {', '.join(rules)}"
+            + ("" if relatedness is not None else " (two_signal needs --relatedness)"),
+        )
+    if relatedness is not None and load_card(relatedness)["kind"] != "bi-encoder":
+        raise ConfigError(
+            "bad_parameter", f"--relatedness must be a bi-encoder card; {relatedness} is not"
+        )
     for p in (model, tokenizer):
         if not Path(p).is_file():
             raise InputError("missing_file", "file not found", where=Location(str(p)))
@@ -82,7 +97,7 @@ def import_verifier(
         f"{max_length}, pad to longest)",
         tokenizer_sha256=sha256_bytes(tok_text.encode("utf-8")),
         max_length=max_length,
-        scoring_rule=f"{scoring} (imported verifier); s = max over windows",
+        scoring_rule=f"{scoring_text(scoring)} (imported verifier)",
         window_rule=WindowSpec().describe(),
         validated_on="not validated by the kit: run `kit guard evaluate` on labelled pairs "
         "before trusting it",
@@ -91,6 +106,8 @@ def import_verifier(
     ).to_dict()
     with atomic.staged_dir(out) as final:
         final.chmod(0o755)
+        if relatedness is not None:
+            card["extra"]["relatedness"] = attach_relatedness(final, relatedness)
         (final / "model.onnx").write_bytes(data)
         (final / "tokenizer.json").write_text(tok_text, encoding="utf-8")
         (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")

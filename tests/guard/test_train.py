@@ -326,6 +326,41 @@ def test_adapt_recombines_an_imported_verifier(tmp_path: Path, tiny_cross_dir: P
     assert np.allclose(child.score(claims, passages), expect, atol=1e-6)
 
 
+def test_import_verifier_carries_a_relatedness_bi_encoder(
+    tmp_path: Path, tiny_cross_dir: Path, verifier_dir: Path
+) -> None:
+    """--relatedness pins a bi-encoder beside the imported model: two_signal reads it, and a
+    recombined adaptation may weigh it."""
+    model, tok = tiny_cross_dir / "cross-fp32.onnx", tiny_cross_dir / "tokenizer.json"
+    base = ["guard", "import-verifier", str(model), "--tokenizer", str(tok)]
+    base += ["--labels", "entailment,neutral,contradiction"]
+    imp = tmp_path / "imp"
+    args = [*base, "--relatedness", str(verifier_dir), "--scoring", "two_signal"]
+    res = CliRunner().invoke(cli, [*args, "--out", str(imp)])
+    assert res.exit_code == 0, res.output
+    card = json.loads((imp / "card.json").read_text())
+    assert card["extra"]["scoring"] == "two_signal"
+    assert (
+        card["extra"]["relatedness"]["onnx_sha256"]
+        == json.loads((verifier_dir / "card.json").read_text())["onnx_sha256"]
+    )
+    v = load_verifier(imp)
+    claims, passages = ["aspirin lowers stroke risk"], ["Aspirin reduced strokes in adults."]
+    e = load_verifier(tiny_cross_dir).score(claims, passages)  # P(entailment), one window
+    r = v.relatedness.score(claims, passages)
+    assert np.allclose(v.score(claims, passages), (e + r) / 2, atol=1e-6)
+    card2 = adapt_verifier(
+        _labelled(tmp_path / "lab.csv"), imp, tmp_path / "re", folds=2, method="recombine"
+    )
+    assert card2["extra"]["fitted"]["features"] == ["entailment", "contradiction", "relatedness"]
+    assert load_verifier(tmp_path / "re").relatedness is not None
+    # refusals: two_signal without a relatedness model; a relatedness model that is not one
+    for extra in (["--scoring", "two_signal"], ["--relatedness", str(tiny_cross_dir)]):
+        res = CliRunner().invoke(cli, [*base, *extra, "--out", str(tmp_path / "bad")])
+        assert res.exit_code == 2, res.output
+        assert not (tmp_path / "bad").exists()
+
+
 def test_import_verifier_round_trip_and_refusals(tmp_path: Path, tiny_cross_dir: Path) -> None:
     model = tiny_cross_dir / "cross-fp32.onnx"
     tok = tiny_cross_dir / "tokenizer.json"
