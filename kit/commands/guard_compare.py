@@ -76,7 +76,7 @@ def compare_cmd(
       kit guard score test.csv --out default.csv
       kit guard compare adapted.csv default.csv --name adapted --name default --out compare/
     """
-    from kit.guard.compare import compare_scores
+    from kit.guard.compare import compare_scores, row_line
     from kit.guard.pairtable import normalise_labels, parse_label_map, read_scores_table
     from kit.report.tables import render, write_table
 
@@ -131,13 +131,7 @@ def compare_cmd(
     )
     click.echo(f"{name_a} (A) vs {name_b} (B) on {len(frame_a)} pairs; CIs: {how}")
     for r in rows:
-        if np.isfinite(r.difference) and np.isfinite(r.lo):
-            click.echo(
-                f"  {r.subset}: AUC {r.auc_a:.3f} vs {r.auc_b:.3f}, A - B {r.difference:+.3f} "
-                f"[{r.lo:+.3f}, {r.hi:+.3f}], p = {r.p_value:.3g}"
-            )
-        else:
-            click.echo(f"  {r.subset}: {r.note}")
+        click.echo(f"  {row_line(r.to_dict())}")
     if out is None:
         click.echo(render(table, "table"), nl=False)
         return

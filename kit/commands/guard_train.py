@@ -18,6 +18,8 @@ from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
 def _print_card(card: dict) -> None:
     """The card's summary; the folder itself is named by @sealed_output's last line."""
+    from kit.guard.compare import row_line
+
     click.echo(f"verifier: {card['name']}")
     click.echo(f"  kind {card['kind']}; scoring: {card['scoring_rule']}")
     click.echo(f"  fp32 sha256 {card['onnx_sha256']}")
@@ -26,16 +28,8 @@ def _print_card(card: dict) -> None:
     click.echo(f"  validated on: {card['validated_on']}")
     for group, entry in card.get("extra", {}).get("validation", {}).get("left_out", {}).items():
         click.echo(f"  {group}: {entry['n']} pairs never trained on, paired with the bi-encoder:")
-        for r in entry["vs_bi_encoder"]:
-            if r["difference"] is None:
-                click.echo(f"    {r['subset']}: {r['note']}")
-                continue
-            ci = "no CI" if r["lo"] is None else f"[{r['lo']:+.3f}, {r['hi']:+.3f}]"
-            p = "" if r["p_value"] is None else f", p = {r['p_value']:.3g}"
-            click.echo(
-                f"    {r['subset']}: AUC {r['auc_a']:.3f} vs {r['auc_b']:.3f}, difference "
-                f"{r['difference']:+.3f} {ci} ({r['ci_method']}){p}"
-            )
+        for r in entry["vs_bi_encoder"]:  # A = this card, B = the bi-encoder
+            click.echo(f"    {row_line(r)}")
     speed = card.get("extra", {}).get("speed")
     if speed:
         r = speed["pairs_per_s"]

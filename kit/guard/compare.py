@@ -18,8 +18,9 @@ row with NaN and a note, never 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm
@@ -90,6 +91,23 @@ def _row(
         p = 1.0 if diff == 0 else 0.0
     return Comparison(
         subset, n_pos, n_neg, auc_a, auc_b, diff, ci.lo, ci.hi, p, "cluster-bootstrap", note
+    )
+
+
+def row_line(r: Mapping[str, Any]) -> str:
+    """One comparison row (:meth:`Comparison.to_dict`, or a card's copy with null for NaN) as
+    the line the commands print: its AUCs, A - B with the CI and p, or its note when the
+    difference or its CI is undefined."""
+
+    def defined(v: Any) -> bool:
+        return v is not None and bool(np.isfinite(v))
+
+    if not (defined(r["difference"]) and defined(r["lo"])):
+        return f"{r['subset']}: {r['note']}"
+    p = float("nan") if r["p_value"] is None else r["p_value"]
+    return (
+        f"{r['subset']}: AUC {r['auc_a']:.3f} vs {r['auc_b']:.3f}, A - B {r['difference']:+.3f} "
+        f"[{r['lo']:+.3f}, {r['hi']:+.3f}], p = {p:.3g}"
     )
 
 

@@ -77,20 +77,17 @@ def recard_folder(src: Path, out: Path, card: dict[str, Any]) -> dict[str, Any]:
     (an imported cross-encoder with a rule fitted by ``kit guard adapt --method recombine``)."""
     with atomic.staged_dir(out) as tmp:
         tmp.chmod(0o755)
-        for f in sorted(Path(src).iterdir()):
-            if f.name == CARD_NAME or f.name == "receipts":
-                continue
-            if f.is_dir():
-                shutil.copytree(f, tmp / f.name)
-            else:
-                shutil.copy2(f, tmp / f.name)
+        copy_card_folder(src, tmp, skip=(CARD_NAME, "receipts"))
         (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     return card
 
 
-def copy_card_folder(src: Path, dst: Path) -> None:
-    """Copy a written card folder's files (and its relatedness subfolder) into ``dst``."""
+def copy_card_folder(src: Path, dst: Path, skip: tuple[str, ...] = ()) -> None:
+    """Copy a written card folder's files (and its relatedness subfolder) into ``dst``, but
+    not the entries named in ``skip``."""
     for f in sorted(Path(src).iterdir()):
+        if f.name in skip:
+            continue
         if f.is_dir():
             shutil.copytree(f, Path(dst) / f.name)
         else:
