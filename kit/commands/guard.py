@@ -882,3 +882,7 @@ guard.add_command(import_cmd)
 from kit.commands.guard_compare import compare_cmd  # noqa: E402
 
 guard.add_command(compare_cmd)
+
+from kit.commands.guard_card import card_cmd  # noqa: E402  (issue 19)
+
+guard.add_command(card_cmd)

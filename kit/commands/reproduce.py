@@ -12,6 +12,7 @@ from kit import atomic
 from kit.commands.options import (
     DeprecatedOption,
     PathDefault,
+    checkout_path,
     deprecated_alias,
     format_option,
     raw_option,
@@ -94,6 +95,17 @@ def list_cmd(fmt: str) -> None:
     "name (minilm-nli = the kit-trained cross-encoder, data/verifier-nli) or a folder holding "
     "a card.json. Resolved only when a selected reproduction needs it.",
 )
+@click.option(
+    "--verifier-loso",
+    "verifier_loso",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=checkout_path("data/verifier-loso"),
+    show_default=True,
+    cls=PathDefault,
+    help="Folder of leave-one-source-out cards (SOURCE/card.json, from `dvc repro loso`) for "
+    "reproductions that declare `needs: [verifier_loso]`. Read only when a selected "
+    "reproduction needs it.",
+)
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
 @click.option(
     "--container",
@@ -110,6 +122,7 @@ def run_cmd(
     out: Path,
     verifier: str,
     verifier_nli: str,
+    verifier_loso: Path,
     skip_slow: bool,
     container: str | None,
 ) -> None:
@@ -144,6 +157,8 @@ def run_cmd(
             from kit.guard.verifier import resolve_verifier
 
             resources[need] = resolve_verifier(spec)
+    if any("verifier_loso" in d.needs for d in decls):
+        resources["verifier_loso"] = verifier_loso
     root = rep.registry_receipt(raw)
     t0 = time.perf_counter()
     n_tables = 0

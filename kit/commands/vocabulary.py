@@ -75,6 +75,12 @@ VOCABULARY: dict[str, Term] = {
         "The cross-encoder for reproductions that declare needs: [verifier_nli].",
         _SHARED,
     ),
+    "verifier_loso": Term(
+        "--verifier-loso",
+        "The leave-one-source-out cards (data/verifier-loso) for reproductions that declare "
+        "needs: [verifier_loso].",
+        _SHARED,
+    ),
     "alpha": Term(
         "--alpha",
         "Miss tolerance of the conformal flag rule: catch >= 1 - alpha of unsupported citations.",

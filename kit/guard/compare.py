@@ -105,9 +105,11 @@ def row_line(r: Mapping[str, Any]) -> str:
     if not (defined(r["difference"]) and defined(r["lo"])):
         return f"{r['subset']}: {r['note']}"
     p = float("nan") if r["p_value"] is None else r["p_value"]
+    # a card keeps p to 4 decimals: 0 there means below 0.0001, not zero
+    shown = "p < 0.0001" if p < 1e-4 else f"p = {p:.3g}"
     return (
         f"{r['subset']}: AUC {r['auc_a']:.3f} vs {r['auc_b']:.3f}, A - B {r['difference']:+.3f} "
-        f"[{r['lo']:+.3f}, {r['hi']:+.3f}], p = {p:.3g}"
+        f"[{r['lo']:+.3f}, {r['hi']:+.3f}], {shown}"
     )
 
 

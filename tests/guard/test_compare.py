@@ -156,3 +156,13 @@ def test_cli_compare_refuses_unmatched_pairs_and_disagreeing_labels(tmp_path: Pa
     assert r.exit_code == 2 and "different labels" in r.output and "'p5'" in r.output
     r = CliRunner().invoke(cli, ["guard", "compare", str(fa), str(fa), "--name", "x"])
     assert r.exit_code == 2 and "--name twice" in r.output
+
+
+def test_row_line_says_below_the_cards_precision_not_zero() -> None:
+    from kit.guard.compare import row_line
+
+    row = {"subset": "entailment vs neutral", "auc_a": 0.78, "auc_b": 0.83, "difference": -0.05}
+    row.update(lo=-0.067, hi=-0.032, note="")
+    assert row_line({**row, "p_value": 0.0}).endswith("p < 0.0001")  # a card's 4-decimal 0
+    assert row_line({**row, "p_value": 0.0043}).endswith("p = 0.0043")
+    assert row_line({**row, "p_value": None}).endswith("p = nan")

@@ -203,6 +203,47 @@ def test_leave_out_card_is_scored_on_the_left_out_source(
     assert v["scoring_rule_choice"]["means"] == {
         k: round(nv.biomedical_mean(t), 4) for k, t in without.items()
     }
+    _check_loso_table(tmp_path, out, card)
+
+
+def _check_loso_table(tmp_path: Path, loso_card: Path, card: dict) -> None:
+    """The board's guard_verifier_loso table states the card's left-out rows, and checks the
+    card's recipe against the default's."""
+    from kit.reproductions.verifier_card import verifier_loso
+
+    folder = tmp_path / "verifier-loso"
+    shutil.copytree(loso_card, folder / "scifact")
+    default = tmp_path / "default"
+    default.mkdir()
+    same = json.loads(json.dumps(card))
+    same["extra"]["training"]["leave_out"] = None
+    (default / "card.json").write_text(json.dumps(same))
+    table = verifier_loso(Path("unused"), default, folder)["guard_verifier_loso"]
+    rows = card["extra"]["validation"]["left_out"]["left_out:scifact"]["vs_bi_encoder"]
+    assert list(table["subset"]) == [r["subset"] for r in rows]
+    assert list(table["auc_recipe"]) == [r["auc_a"] for r in rows]
+    assert list(table["difference"]) == [r["difference"] for r in rows]
+    assert (table["left_out"] == "scifact").all() and table["same_recipe_as_default"].all()
+    # `kit guard card` prints the default's held-out groups and the left-out rows beside them
+    args = ["guard", "card", "--verifier", str(default), "--verifier-loso", str(folder)]
+    res = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    shown = json.loads(res.output)
+    assert [r["auc_recipe"] for r in shown["loso"]] == [r["auc_a"] for r in rows]
+    assert {r["group"] for r in shown["validation"]} == set(card["extra"]["validation"]["groups"])
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0 and "leave-one-source-out: this recipe" in res.output, res.output
+    # another recipe (here a larger cap a source) is named, not hidden
+    same["extra"]["training"]["recipe"]["cap_per_source"] += 1
+    (default / "card.json").write_text(json.dumps(same))
+    table = verifier_loso(Path("unused"), default, folder)["guard_verifier_loso"]
+    assert not table["same_recipe_as_default"].any()
+    # a card trained on every source is not a leave-one-source-out card; no card at all is named
+    (folder / "scifact" / "card.json").write_text(json.dumps(same))
+    with pytest.raises(InputError, match="not a leave-one-source-out card"):
+        verifier_loso(Path("unused"), default, folder)
+    with pytest.raises(InputError, match="dvc repro loso"):
+        verifier_loso(Path("unused"), default, tmp_path / "nothing")
 
 
 def _labelled(path: Path, n: int = 24) -> Path:
@@ -521,3 +562,33 @@ def test_adapt_help_states_the_library_default_lr() -> None:
 
     out = CliRunner().invoke(cli, ["guard", "adapt", "--help"]).output
     assert f"[{ADAPT_LR:.0e}:".replace("e-0", "e-") in " ".join(out.split())
+
+
+def test_reproduce_loso_without_cards_exits_2_and_writes_nothing(
+    tmp_path: Path, trained: Path, registry_raw: Path
+) -> None:
+    args = ["reproduce", "run", "guard_verifier_loso", "--raw", str(registry_raw)]
+    args += ["--verifier-nli", str(trained), "--verifier-loso", str(tmp_path / "none")]
+    res = CliRunner().invoke(cli, [*args, "--tables", str(tmp_path / "tables")])
+    assert res.exit_code == 2, res.output
+    assert "dvc repro loso" in res.output and str(tmp_path / "none") in res.output
+    assert not (tmp_path / "tables").exists()
+
+
+def test_card_command_shows_validation_and_says_what_is_missing(
+    tmp_path: Path, trained: Path
+) -> None:
+    args = ["guard", "card", "--verifier", str(trained), "--verifier-loso", str(tmp_path / "no")]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert "held-out validation" in res.output and "check_covid" in res.output
+    assert "dvc repro loso" in res.output  # no leave-one-source-out cards: how to build them
+    for fmt, first in (("csv", "# held-out"), ("markdown", "**held-out"), ("latex", "% held-out")):
+        res = CliRunner().invoke(cli, [*args, "--format", fmt])
+        assert res.exit_code == 0 and res.output.lstrip().startswith(first), (fmt, res.output)
+    # an adapted card points to its adaptation estimate, not to its parent's tables
+    lab = _labelled(tmp_path / "lab.csv", n=40)
+    adapt_verifier(lab, trained, tmp_path / "adapted", epochs=1, folds=2)
+    res = CliRunner().invoke(cli, ["guard", "card", "--verifier", str(tmp_path / "adapted")])
+    assert res.exit_code == 0 and "an adapted card" in res.output, res.output
+    assert "held-out validation" not in res.output

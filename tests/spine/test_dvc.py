@@ -68,5 +68,11 @@ def test_pipeline_declares_the_stages() -> None:
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     assert list(stages)[:2] == ["fetch", "prepare"]
     for name, st in stages.items():
-        assert st["cmd"].startswith("kit "), name
-        assert st.get("deps"), name
+        body = st.get("do", st)  # a foreach stage declares its body under do:
+        assert body["cmd"].startswith("kit "), name
+        assert body.get("deps"), name
+    # leave-one-source-out trains the default's recipe: the same code, so the same deps
+    loso = stages["loso"]
+    assert loso["do"]["deps"] == stages["train-verifier"]["deps"]
+    assert "--leave-out ${item}" in loso["do"]["cmd"] and "kit guard train" in loso["do"]["cmd"]
+    assert set(loso["foreach"]) == {"scifact", "check_covid", "covidfact"}
