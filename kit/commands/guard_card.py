@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from kit.commands.options import PathDefault, checkout_path, format_option
+from kit.commands.options import format_option, verifier_loso_option
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
 VALIDATION_TITLE = (
@@ -47,17 +47,7 @@ def _render(frame: pd.DataFrame, fmt: str, title: str, console: list[str]) -> st
 
 @click.command("card")
 @click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP)
-@click.option(
-    "--verifier-loso",
-    "verifier_loso",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=checkout_path("data/verifier-loso"),
-    show_default=True,
-    cls=PathDefault,
-    help="Folder of leave-one-source-out cards (SOURCE/card.json, from `dvc repro loso`): "
-    "their rows are shown beside a kit-trained card, each marked with whether it was trained "
-    "by the same recipe. Absent: a line says how to build them.",
-)
+@verifier_loso_option
 @format_option
 def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
     """Show a verifier's card: what it is, how it was trained, how it was validated.

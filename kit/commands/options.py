@@ -187,6 +187,18 @@ raw_option = click.option(
     help="The fetched registry folder (kit registry fetch).",
 )
 
+verifier_loso_option = click.option(
+    "--verifier-loso",
+    "verifier_loso",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=checkout_path("data/verifier-loso"),
+    show_default=True,
+    cls=PathDefault,
+    help="Folder of leave-one-source-out cards (SOURCE/card.json, from `dvc repro loso`): read "
+    "by `kit guard card` (shown beside a kit-trained card, each marked with whether it was "
+    "trained by the same recipe) and by reproductions that declare `needs: [verifier_loso]`.",
+)
+
 
 variant_option = click.option(
     "--variant",

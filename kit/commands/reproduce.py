@@ -12,10 +12,10 @@ from kit import atomic
 from kit.commands.options import (
     DeprecatedOption,
     PathDefault,
-    checkout_path,
     deprecated_alias,
     format_option,
     raw_option,
+    verifier_loso_option,
     warn_deprecated,
 )
 from kit.release import receipts
@@ -95,17 +95,7 @@ def list_cmd(fmt: str) -> None:
     "name (minilm-nli = the kit-trained cross-encoder, data/verifier-nli) or a folder holding "
     "a card.json. Resolved only when a selected reproduction needs it.",
 )
-@click.option(
-    "--verifier-loso",
-    "verifier_loso",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=checkout_path("data/verifier-loso"),
-    show_default=True,
-    cls=PathDefault,
-    help="Folder of leave-one-source-out cards (SOURCE/card.json, from `dvc repro loso`) for "
-    "reproductions that declare `needs: [verifier_loso]`. Read only when a selected "
-    "reproduction needs it.",
-)
+@verifier_loso_option
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
 @click.option(
     "--container",
