@@ -65,11 +65,11 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
       kit guard card
       kit guard card --verifier data/verifier-lab --format markdown
     """
-    from kit.guard.card_report import loso_table, read_card, read_loso_cards, validation_table
-    from kit.guard.verifier import resolve_verifier
+    from kit.guard.card_report import LOSO_HINT, loso_table, read_loso_cards, validation_table
+    from kit.guard.verifier import load_card, resolve_verifier
 
     folder = resolve_verifier(verifier)
-    card = read_card(folder)
+    card = load_card(folder)
     extra = card.get("extra", {})
     validation = validation_table(card) if "validation" in extra else None
     loso, loso_note = None, ""
@@ -78,10 +78,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         if any(Path(verifier_loso).glob("*/card.json")):
             loso = loso_table(card, read_loso_cards(verifier_loso))
         else:
-            loso_note = (
-                f"no leave-one-source-out cards in {verifier_loso}: `dvc repro loso` builds "
-                "them (about 30 min a source on 2 CPU cores)"
-            )
+            loso_note = f"no leave-one-source-out cards in {verifier_loso}: {LOSO_HINT}"
     if fmt == "json":
         summary = {k: card[k] for k in ("name", "kind", "scoring_rule", "onnx_sha256") if k in card}
         tables = {"validation": validation, "loso": loso}
@@ -92,9 +89,9 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         click.echo(json.dumps({"card": summary, **out}, indent=2))
         return
     if fmt == "table":
-        from kit.commands.guard_train import _print_card
+        from kit.commands.guard_train import print_card
 
-        _print_card(card)
+        print_card(card)
     chunks = [
         _render(frame, fmt, title, console)
         for frame, title, console in (

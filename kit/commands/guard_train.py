@@ -16,7 +16,7 @@ from kit.commands.sealed import sealed_output
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
-def _print_card(card: dict) -> None:
+def print_card(card: dict) -> None:
     """The card's summary; the folder itself is named by @sealed_output's last line."""
     from kit.guard.compare import row_line
 
@@ -138,7 +138,7 @@ def train_cmd(
     click.echo(
         f"trained in {t['train_seconds']:.0f}s on {sum(t['train_pairs'].values())} pairs; card written"
     )
-    _print_card(card)
+    print_card(card)
 
 
 @click.command("adapt")
@@ -281,7 +281,7 @@ def adapt_cmd(
             "held out of adaptation (`kit guard score` + `kit guard evaluate`) before choosing",
             err=True,
         )
-    _print_card(card)
+    print_card(card)
 
 
 @click.command("import-verifier")
@@ -367,4 +367,4 @@ def import_cmd(
         max_length=max_length,
         relatedness=resolve_verifier(relatedness) if relatedness else None,
     )
-    _print_card(card)
+    print_card(card)

@@ -1,7 +1,7 @@
 """A verifier card's validation as tables: held-out groups, and leave-one-source-out cards.
 
 Pure functions on parsed card.json dicts (:func:`validation_table`, :func:`loso_table`) and one
-reader at the edge (:func:`read_loso_cards`). ``kit guard card`` prints them; the board's
+reader at the edge (:func:`read_loso_cards`, through :func:`kit.guard.verifier.load_card`). ``kit guard card`` prints them; the board's
 ``guard_verifier_validation`` and ``guard_verifier_loso`` reproductions freeze them. Nothing is
 re-scored here: the tables state exactly what the cards recorded when they were trained.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from kit import boundary
 from kit.errors import InputError, Location
+from kit.guard.verifier import load_card
 
 # who labelled each registry source (nli/README.md); PubMedQA groups are construction-labelled
 HUMAN = {
@@ -146,11 +146,6 @@ def loso_table(default: dict[str, Any], cards: list[tuple[str, dict[str, Any]]])
     return pd.DataFrame(rows)
 
 
-def read_card(folder: Path) -> dict[str, Any]:
-    """A card folder's card.json as written (non-finite numbers allowed: the card says NaN)."""
-    return boundary.read_json(Path(folder) / "card.json", allow_non_finite=True)
-
-
 def read_loso_cards(folder: Path) -> list[tuple[str, dict[str, Any]]]:
     """Every ``SOURCE/card.json`` under ``folder``, sorted; none is an error that says how to
     build them."""
@@ -161,4 +156,4 @@ def read_loso_cards(folder: Path) -> list[tuple[str, dict[str, Any]]]:
             f"no leave-one-source-out card (SOURCE/card.json) in this folder; {LOSO_HINT}",
             where=Location(str(folder)),
         )
-    return [(str(p), boundary.read_json(p, allow_non_finite=True)) for p in paths]
+    return [(str(p), load_card(p.parent)) for p in paths]

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from kit.guard.card_report import loso_table, read_card, read_loso_cards, validation_table
+from kit.guard.card_report import loso_table, read_loso_cards, validation_table
+from kit.guard.verifier import load_card
 from kit.schema import validate_frame
 
 
 def verifier_validation(raw: Path, verifier_nli_dir: Path) -> dict[str, pd.DataFrame]:
     """The card's validation table (``raw`` is unused: the card names its data by sha256)."""
-    return {"guard_verifier_validation": validation_table(read_card(verifier_nli_dir))}
+    return {"guard_verifier_validation": validation_table(load_card(verifier_nli_dir))}
 
 
 def verifier_loso(
@@ -28,5 +29,5 @@ def verifier_loso(
     """Leave-one-source-out validation of the default's recipe
     (:func:`kit.guard.card_report.loso_table`): the cards in ``verifier_loso_dir`` checked
     against the default card in ``verifier_nli_dir``. ``raw`` is unused."""
-    table = loso_table(read_card(verifier_nli_dir), read_loso_cards(verifier_loso_dir))
+    table = loso_table(load_card(verifier_nli_dir), read_loso_cards(verifier_loso_dir))
     return {"guard_verifier_loso": validate_frame(table, "guard_verifier_loso")}
