@@ -194,11 +194,21 @@ verifier_loso_option = click.option(
     default=checkout_path("data/verifier-loso"),
     show_default=True,
     cls=PathDefault,
-    help="Folder of leave-one-source-out cards (SOURCE/card.json, from `dvc repro loso`): read "
+    help="Folder of leave-one-source-out cards (SOURCE/card.json, from `make reproduce-loso`): read "
     "by `kit guard card` (shown beside a kit-trained card, each marked with whether it was "
     "trained by the same recipe) and by reproductions that declare `needs: [verifier_loso]`.",
 )
 
+
+skip_option = click.option(
+    "--skip",
+    "skip",
+    multiple=True,
+    metavar="NAME",
+    help="Leave out this reproduction (repeatable; names as `kit reproduce list` prints them). "
+    "The DVC stage `tables` skips guard_verifier_loso, which the stage `tables-loso` builds "
+    "from the leave-one-source-out cards.",
+)
 
 variant_option = click.option(
     "--variant",

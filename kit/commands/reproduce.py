@@ -15,6 +15,7 @@ from kit.commands.options import (
     deprecated_alias,
     format_option,
     raw_option,
+    skip_option,
     verifier_loso_option,
     warn_deprecated,
 )
@@ -97,6 +98,7 @@ def list_cmd(fmt: str) -> None:
 )
 @verifier_loso_option
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
+@skip_option
 @click.option(
     "--container",
     type=click.Choice(["cpu", "gpu"]),
@@ -114,6 +116,7 @@ def run_cmd(
     verifier_nli: str,
     verifier_loso: Path,
     skip_slow: bool,
+    skip: tuple[str, ...],
     container: str | None,
 ) -> None:
     """Run reproductions (all when no NAME is given); write csv, markdown and LaTeX tables.
@@ -140,7 +143,7 @@ def run_cmd(
             host=None,
         )
         return
-    decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow)
+    decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow, skip=skip)
     resources: dict[str, Path] = {}
     for need, spec in (("verifier", verifier), ("verifier_nli", verifier_nli)):
         if any(need in d.needs for d in decls):

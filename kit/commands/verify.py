@@ -9,7 +9,7 @@ import click
 import pandas as pd
 
 from kit import atomic
-from kit.commands.options import PathDefault
+from kit.commands.options import PathDefault, skip_option
 from kit.release import receipts
 from kit.release import reproduce as rep
 from kit.report.tables import render
@@ -39,6 +39,7 @@ def verify() -> None:
     help="Folder of the frozen tables (changed only by `kit reproduce freeze`).",
 )
 @click.option("--skip-slow", is_flag=True, help="Skip reproductions declared slow.")
+@skip_option
 @click.option(
     "--json",
     "json_out",
@@ -47,7 +48,12 @@ def verify() -> None:
     help="Also write the summary as JSON (DVC metrics).",
 )
 def board_cmd(
-    names: tuple[str, ...], tables: Path, expected: Path, skip_slow: bool, json_out: Path | None
+    names: tuple[str, ...],
+    tables: Path,
+    expected: Path,
+    skip_slow: bool,
+    skip: tuple[str, ...],
+    json_out: Path | None,
 ) -> None:
     """Compare every reproduced table with its frozen copy, cell by cell, within the declared
     per-column tolerance. Prints cells compared, cells differing and max |delta|; exit 1 naming
@@ -55,7 +61,7 @@ def board_cmd(
 
     Example: kit verify board --tables data/tables
     """
-    decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow)
+    decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow, skip=skip)
     results = rep.verify(decls, tables, expected)
     diffs = [d for r in results for d in r.diffs]
     compared = sum(r.cells_compared for r in results)

@@ -77,8 +77,8 @@ VOCABULARY: dict[str, Term] = {
     ),
     "verifier_loso": Term(
         "--verifier-loso",
-        "The leave-one-source-out cards (data/verifier-loso) for reproductions that declare "
-        "needs: [verifier_loso].",
+        "The leave-one-source-out cards (data/verifier-loso, make reproduce-loso): shown by kit "
+        "guard card, read by reproductions that declare needs: [verifier_loso].",
         _SHARED,
     ),
     "alpha": Term(
@@ -141,6 +141,7 @@ VOCABULARY: dict[str, Term] = {
     "root": Term("--root", "Release root: a git work tree holding data.dvc and data/raw.", _SHARED),
     "sources": Term("--sources", "The registry source list (kit/registry/sources.yaml).", _SHARED),
     "skip_slow": Term("--skip-slow", "Skip reproductions declared slow.", _SHARED),
+    "skip": Term("--skip", "Leave out a reproduction by name (repeatable).", _SHARED),
     "corpus_input": Term(
         "--table", "A JSONL / parquet / CSV table of documents (corpus build).", _SHARED
     ),

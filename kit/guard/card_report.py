@@ -32,8 +32,8 @@ CONSTRUCTED = "construction-labelled (not human gold)"
 RECIPE_FIELDS = ("recipe", "base_weights_sha256", "data_sha256", "device")
 
 LOSO_HINT = (
-    "build them with `dvc repro loso` (about 30 min a source on 2 CPU cores) or `kit guard "
-    "train --leave-out SOURCE --out FOLDER/SOURCE`"
+    "build them with `make reproduce-loso` (= `dvc repro verify-loso`: about 30 min a source on "
+    "2 CPU cores, cached) or `kit guard train --leave-out SOURCE --out FOLDER/SOURCE`"
 )
 
 

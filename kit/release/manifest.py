@@ -7,7 +7,8 @@ The released files are
   ``kit/registry/sources.yaml`` records for them (their sha256 must equal the pinned one), and the
   folder as a whole must hash to the ``.dir`` md5 that ``data.dvc`` records (recomputed the way
   DVC does, see :mod:`kit.release.dvc_hash`);
-* ``table`` -- the reproduced outputs under ``data/tables``, when that folder exists.
+* ``table`` -- the reproduced outputs under ``data/tables`` and ``data/tables-loso`` (the
+  leave-one-source-out table, `make reproduce-loso`), for each of those folders that exists.
 
 Files of a source whose licence forbids redistribution are never exported: they are left out of
 ``files`` and listed under ``withheld`` (``kit.registry.licences.check_exportable``).
@@ -38,7 +39,7 @@ from kit.schema import validate_json
 FORMAT = "litaudit-kit-release-manifest/1"
 DEFAULT_MANIFEST = Path("release") / "manifest.json"
 RAW_DIR = "data/raw"
-TABLES_DIR = "data/tables"
+TABLES_DIRS = ("data/tables", "data/tables-loso")
 DVC_FILE = "data.dvc"
 KIT_SOURCE = "litaudit-kit"
 DERIVED_SOURCE = "litaudit-kit (derived: kit reproduce run)"
@@ -196,7 +197,7 @@ def collect(
     for rel in tracked:
         if rel in skip or not (root / rel).is_file():
             continue
-        if rel.startswith((f"{RAW_DIR}/", f"{TABLES_DIR}/")):
+        if rel.startswith((f"{RAW_DIR}/", *(f"{t}/" for t in TABLES_DIRS))):
             continue  # released below, with the data's source and licence
         entries.append(_entry(root, rel, "repo", KIT_SOURCE, licence))
 
@@ -237,11 +238,11 @@ def collect(
         )
     dvc = _dvc_check(root, patterns, strict)
 
-    tables = root / TABLES_DIR
-    includes_tables = tables.is_dir()
-    if includes_tables:
-        for rel in dvc_hash.list_files(tables, patterns):
-            full = f"{TABLES_DIR}/{rel}"
+    built = [t for t in TABLES_DIRS if (root / t).is_dir()]
+    includes_tables = bool(built)
+    for folder in built:
+        for rel in dvc_hash.list_files(root / folder, patterns):
+            full = f"{folder}/{rel}"
             if full not in skip:
                 entries.append(_entry(root, full, "table", DERIVED_SOURCE, licence))
 

@@ -82,19 +82,23 @@ def load_declarations(folder: Path = DECL_DIR) -> list[Declaration]:
 
 
 def select(
-    decls: list[Declaration], names: tuple[str, ...], skip_slow: bool = False
+    decls: list[Declaration],
+    names: tuple[str, ...],
+    skip_slow: bool = False,
+    skip: tuple[str, ...] = (),
 ) -> list[Declaration]:
-    """The named declarations (all when ``names`` is empty), less the slow ones if asked."""
+    """The named declarations (all when ``names`` is empty), less the slow ones if asked and
+    less those named in ``skip``. An unknown name in either list is an error."""
+    by = {d.name: d for d in decls}
+    unknown = [n for n in (*names, *skip) if n not in by]
+    if unknown:
+        raise ConfigError(
+            "unknown_reproduction",
+            f"no reproduction named {', '.join(unknown)} (known: {', '.join(sorted(by))})",
+        )
     if names:
-        by = {d.name: d for d in decls}
-        unknown = [n for n in names if n not in by]
-        if unknown:
-            raise ConfigError(
-                "unknown_reproduction",
-                f"no reproduction named {', '.join(unknown)} (known: {', '.join(sorted(by))})",
-            )
         decls = [by[n] for n in names]
-    return [d for d in decls if not (skip_slow and d.slow)]
+    return [d for d in decls if not (skip_slow and d.slow) and d.name not in skip]
 
 
 def resolve(function: str) -> Callable[..., dict[str, pd.DataFrame]]:

@@ -1,7 +1,7 @@
 """The default verifier's validation, as tables on the board (seed 001, Table 2 protocol).
 
 Reads the cards that ``kit guard train`` wrote: the default's (``data/verifier-nli/card.json``,
-one row per held-out group) and the leave-one-source-out cards of ``dvc repro loso``
+one row per held-out group) and the leave-one-source-out cards of ``make reproduce-loso``
 (``data/verifier-loso/SOURCE/card.json``, one row per left-out source and comparison). Nothing is
 re-scored here, so the tables state exactly what the cards promise; the rows are built by
 :mod:`kit.guard.card_report`, which ``kit guard card`` prints too.

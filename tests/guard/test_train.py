@@ -242,7 +242,7 @@ def _check_loso_table(tmp_path: Path, loso_card: Path, card: dict) -> None:
     (folder / "scifact" / "card.json").write_text(json.dumps(same))
     with pytest.raises(InputError, match="not a leave-one-source-out card"):
         verifier_loso(Path("unused"), default, folder)
-    with pytest.raises(InputError, match="dvc repro loso"):
+    with pytest.raises(InputError, match="make reproduce-loso"):
         verifier_loso(Path("unused"), default, tmp_path / "nothing")
 
 
@@ -571,7 +571,7 @@ def test_reproduce_loso_without_cards_exits_2_and_writes_nothing(
     args += ["--verifier-nli", str(trained), "--verifier-loso", str(tmp_path / "none")]
     res = CliRunner().invoke(cli, [*args, "--tables", str(tmp_path / "tables")])
     assert res.exit_code == 2, res.output
-    assert "dvc repro loso" in res.output and str(tmp_path / "none") in res.output
+    assert "make reproduce-loso" in res.output and str(tmp_path / "none") in res.output
     assert not (tmp_path / "tables").exists()
 
 
@@ -582,7 +582,7 @@ def test_card_command_shows_validation_and_says_what_is_missing(
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     assert "held-out validation" in res.output and "check_covid" in res.output
-    assert "dvc repro loso" in res.output  # no leave-one-source-out cards: how to build them
+    assert "make reproduce-loso" in res.output  # no leave-one-source-out cards: how to build them
     for fmt, first in (("csv", "# held-out"), ("markdown", "**held-out"), ("latex", "% held-out")):
         res = CliRunner().invoke(cli, [*args, "--format", fmt])
         assert res.exit_code == 0 and res.output.lstrip().startswith(first), (fmt, res.output)

@@ -59,7 +59,9 @@ def make_tree(root: Path, files: dict[str, bytes], nonredist: set[str] = frozens
     (root / "README.md").write_text("# test release\n")
     (root / "pkg").mkdir()
     (root / "pkg" / "mod.py").write_text("X = 1\n")
-    (root / ".gitignore").write_text("/data/raw\n/data/tables\n/release\n/sources.yaml\n")
+    (root / ".gitignore").write_text(
+        "/data/raw\n/data/tables\n/data/tables-loso\n/release\n/sources.yaml\n"
+    )
     raw = root / "data" / "raw"
     for rel, data in files.items():
         (raw / rel).parent.mkdir(parents=True, exist_ok=True)

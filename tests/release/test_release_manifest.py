@@ -63,17 +63,18 @@ def test_build_is_byte_identical_when_nothing_changed(tree: Path) -> None:
     assert (tree / "release" / "manifest.json").read_bytes() == first
 
 
-def test_tables_are_released_when_present(tree: Path) -> None:
-    (tree / "data" / "tables").mkdir(parents=True)
-    (tree / "data" / "tables" / "t.csv").write_text("a,b\n1,2\n")
+@pytest.mark.parametrize("folder", ["data/tables", "data/tables-loso"])
+def test_tables_are_released_when_present(tree: Path, folder: str) -> None:
+    (tree / folder).mkdir(parents=True)
+    (tree / folder / "t.csv").write_text("a,b\n1,2\n")
     assert build(tree)[0] == 0
     doc = man.read(tree / "release" / "manifest.json")
     kinds = {f["path"]: f["kind"] for f in doc["files"]}
-    assert kinds["data/tables/t.csv"] == "table"
-    (tree / "data" / "tables" / "t.csv").write_text("a,b\n1,3\n")
+    assert kinds[f"{folder}/t.csv"] == "table" and doc["includes_tables"] is True
+    (tree / folder / "t.csv").write_text("a,b\n1,3\n")
     code, out = verify(tree)
     assert code == 1
-    assert "changed  data/tables/t.csv" in out
+    assert f"changed  {folder}/t.csv" in out
 
 
 @pytest.mark.parametrize("victim", ["pkg/mod.py", "data/raw/alpha/items.json"])

@@ -76,3 +76,40 @@ def test_pipeline_declares_the_stages() -> None:
     assert loso["do"]["deps"] == stages["train-verifier"]["deps"]
     assert "--leave-out ${item}" in loso["do"]["cmd"] and "kit guard train" in loso["do"]["cmd"]
     assert set(loso["foreach"]) == {"scifact", "check_covid", "covidfact"}
+
+
+def _reproductions_of(cmd: str) -> set[str]:
+    """The reproductions a `kit reproduce run` / `kit verify board` command selects."""
+    from kit.release import reproduce as rep
+
+    words = cmd.split("&&")[0].split()
+    names, skip, i = [], [], 3
+    while i < len(words):
+        if words[i] == "--skip":
+            skip.append(words[i + 1])
+            i += 2
+        elif words[i].startswith("--"):
+            i += 1 if words[i] == "--skip-slow" else 2
+        else:
+            names.append(words[i])
+            i += 1
+    return {d.name for d in rep.select(rep.load_declarations(), tuple(names), skip=tuple(skip))}
+
+
+def test_every_reproduction_is_built_and_verified_by_exactly_one_stage() -> None:
+    """`make reproduce` (stages tables, verify) leaves out only what `make reproduce-loso`
+    (tables-loso, verify-loso) builds, and the board stages never wait on the loso trainings."""
+    from kit.release import reproduce as rep
+
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    every = {d.name for d in rep.load_declarations()}
+    board, loso = (_reproductions_of(stages[s]["cmd"]) for s in ("tables", "tables-loso"))
+    assert board | loso == every and not board & loso
+    assert loso == {"guard_verifier_loso"}
+    assert _reproductions_of(stages["verify"]["cmd"]) == board
+    assert _reproductions_of(stages["verify-loso"]["cmd"]) == loso
+    assert "data/verifier-loso" not in stages["tables"]["deps"]
+    assert "data/verifier-loso" in stages["tables-loso"]["deps"]
+    assert "--tables data/tables-loso" in stages["verify-loso"]["cmd"]
+    makefile = (REPO / "Makefile").read_text()
+    assert "dvc repro verify &&" in makefile and "dvc repro verify-loso &&" in makefile

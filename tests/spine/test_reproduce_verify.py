@@ -114,3 +114,33 @@ def test_container_run_needs_an_engine(tmp_path: Path, monkeypatch) -> None:
     assert res.exit_code == 2
     assert "error [" in res.output and ("Docker" in res.output or "docker" in res.output)
     assert not (tmp_path / "out").exists()
+
+
+def test_skip_leaves_a_reproduction_out_of_run_and_verify(
+    registry_raw: Path, tmp_path: Path
+) -> None:
+    from kit.release.reproduce import select
+
+    decls = load_declarations()
+    kept = {d.name for d in select(decls, (), skip=("guard_verifier_loso",))}
+    assert kept == {d.name for d in decls} - {"guard_verifier_loso"}
+    assert (
+        select(decls, ("board_check", "guard_verifier_loso"), skip=("guard_verifier_loso",))[0].name
+        == "board_check"
+    )
+    out = tmp_path / "tables"
+    runner = CliRunner()
+    run = ["reproduce", "run", "board_check", "guard_qasa_small_n", "--skip", "guard_qasa_small_n"]
+    res = runner.invoke(cli, [*run, "--raw", str(registry_raw), "--tables", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "reproductions: 1," in res.output and not (out / "guard_qasa_small_n.csv").exists()
+    # verify board: without --skip the unbuilt table is bad input; with it, it is not looked for
+    check = ["verify", "board", "board_check", "guard_qasa_small_n", "--tables", str(out)]
+    res = runner.invoke(cli, check)
+    assert res.exit_code == 2 and "guard_qasa_small_n" in res.output
+    res = runner.invoke(cli, [*check, "--skip", "guard_qasa_small_n"])
+    assert res.exit_code == 0, res.output
+    assert "tables: 1," in res.output
+    # an unknown name in --skip is bad input (exit 2), not silently ignored
+    res = runner.invoke(cli, ["verify", "board", "--tables", str(out), "--skip", "nope"])
+    assert res.exit_code == 2 and "no reproduction named nope" in res.output
