@@ -111,7 +111,8 @@ def train_cmd(
     """Fine-tune the default cross-encoder verifier on the registry's NLI data (needs torch).
 
     Trains an entailment / neutral / contradiction head on MiniLM-L6 from the registry's
-    NLI and claim-verification pairs plus construction-labelled PubMedQA pairs, exports ONNX
+    NLI and claim-verification pairs plus construction-labelled PubMedQA and hard
+    not-enough-info pairs (a claim with another claim's passage), exports ONNX
     fp32 + int8, checks torch/ONNX parity, validates on held-out pairs of every source (the
     bi-encoder scored on the same pairs beside it), chooses the scoring rule by measurement,
     and writes everything on the card. About 30-45 minutes on 2 CPU cores.

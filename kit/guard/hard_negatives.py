@@ -6,10 +6,14 @@ Such pairs teach a cross-encoder that relatedness is not support -- the gap the
 leave-one-source-out rows showed (a verifier trained without Check-COVID ranked its NEI pairs
 below the similarity bi-encoder, AUC 0.780 against 0.830).
 
-Measured (2026-12-04, not yet the default recipe; README "Verifier"): the default recipe with
-these pairs added at a third of each claim-verification source, Check-COVID left out, scored on
-its 1,504 pairs under two_signal: AUC vs unsupported 0.744 (recipe 0.706, bi-encoder 0.703),
-vs NEI 0.836 (0.780 / 0.830), vs contradicted 0.653 (0.633 / 0.579).
+Part of the default recipe since 2026-12-04 (:class:`kit.guard.train_data.Recipe`,
+``hard_nei_fraction``), adopted on a measurement made before it was wired in (a driver around
+``train_verifier``; README "Verifiers, and a guarantee ..."): the recipe with these pairs added
+at a third of each claim-verification source, scored on the left-out source's pairs under
+two_signal -- Check-COVID left out (1,504 pairs): AUC vs unsupported 0.744 (recipe without them
+0.706, bi-encoder 0.703), vs NEI 0.836 (0.780 / 0.830), vs contradicted 0.653 (0.633 / 0.579);
+SciFact left out: vs unsupported 0.593 (0.596 / 0.536), no gain and no loss. The board's
+leave-one-source-out table now measures the recipe itself, on every fold.
 
 The label is a construction, not a judgement: a neighbour's passage may, rarely, support the
 claim. Every pair it writes says so in its ``pair_id`` (suffix ``-hardnei``).
@@ -60,21 +64,28 @@ def word_jaccard(left: list[str], right: list[str]) -> np.ndarray:
 
 
 def hard_nei_pairs(
-    pairs: pd.DataFrame, fraction: float, seed: int, sources: tuple[str, ...]
+    pairs: pd.DataFrame,
+    fraction: float,
+    seed: int,
+    sources: tuple[str, ...],
+    known: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Hard NEI pairs for ``round(fraction * n)`` claims of each source in ``sources``.
 
     ``pairs`` has columns pair_id, claim, passage, label, source. For each chosen pair (drawn
     without replacement with ``seed``), the claim is paired with the passage of the same
     source's pair whose content words overlap it most (Jaccard), skipping pairs of the same
-    claim text and passages the claim is already paired with; a claim with no overlapping
-    candidate among the ``CANDIDATES`` nearest is skipped. Returns the new pairs (same columns,
-    label ``neutral``, pair_id + ``-hardnei``), in source then pair order.
+    claim text and passages the claim is already paired with -- in ``pairs`` or in ``known``
+    (e.g. the whole source, every split, when ``pairs`` is a sample of it); a claim with no
+    overlapping candidate among the ``CANDIDATES`` nearest is skipped. Returns the new pairs
+    (same columns, label ``neutral``, pair_id + ``-hardnei``), in source then pair order.
     """
     if not 0 <= fraction <= 1:
         raise ValueError(f"fraction must be in [0, 1]; got {fraction}")
     rng = np.random.default_rng(seed)
     paired = set(zip(pairs["claim"], pairs["passage"], strict=True))
+    if known is not None:
+        paired |= set(zip(known["claim"], known["passage"], strict=True))
     out = []
     for name in sources:
         part = pairs[pairs["source"] == name].reset_index(drop=True)

@@ -30,6 +30,7 @@ from kit.errors import ConfigError
 from kit.guard import train as tr
 from kit.guard.cross_export import copy_card_folder, write_cross_encoder
 from kit.guard.export import load_weights, package_model_dir, sha256_bytes, tokenizer_json
+from kit.guard.hard_negatives import SUFFIX as HARD_NEI_SUFFIX
 from kit.guard.train_data import (
     BIOMEDICAL,
     NLI_FILES,
@@ -261,7 +262,8 @@ def train_verifier(
     )
     say(
         f"train: {len(train)} pairs ({', '.join(f'{k} {v}' for k, v in train['source'].value_counts().sort_index().items())}), "
-        f"{recipe.epochs} epochs, batch {recipe.batch_size}, lr {recipe.lr}, seed {recipe.seed}"
+        f"of which {int(train['pair_id'].str.endswith(HARD_NEI_SUFFIX).sum())} construction-labelled "
+        f"hard NEI; {recipe.epochs} epochs, batch {recipe.batch_size}, lr {recipe.lr}, seed {recipe.seed}"
         + (f"; left out: {leave_out}" if leave_out else "")
     )
     fitres = tr.fit(

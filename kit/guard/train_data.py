@@ -14,6 +14,11 @@ Sources (``../shared/registry/nli/README.md`` says how each was labelled):
   -> contradiction, (conclusion, random / MeSH-neighbour / BM25-nearest other abstract) ->
   neutral. Items are split by a sha256 bucket of the PMID, so validation items, their
   conclusions and their abstracts are never seen in training.
+* construction-labelled hard NEI pairs (:mod:`kit.guard.hard_negatives`): for a third of
+  each claim-verification source's sampled training pairs, the claim with the passage of
+  another claim of that source sharing the most content words -> neutral (topically close, not
+  its evidence). Built from training pairs only; never a (claim, passage) the source pairs in
+  any split.
 
 A PubMedQA abstract is longer than the verifier's window; its training passage is the tail of
 the abstract (``TAIL_WORDS`` words, where the results sit), the size of one window.
@@ -31,6 +36,7 @@ import pandas as pd
 from kit import boundary
 from kit.errors import InputError, Location
 from kit.guard.evaluate import CLASSES as LABELS
+from kit.guard.hard_negatives import hard_nei_pairs
 
 NLI_FILES = {
     "scifact": "nli/scifact.jsonl",
@@ -141,13 +147,20 @@ class Recipe:
     weight_decay: float = 0.01
     max_length: int = 256
     seed: int = 0
+    # construction-labelled hard NEI pairs (kit.guard.hard_negatives): this fraction of each
+    # claim-verification source's sampled pairs, its claim paired with another claim's passage
+    hard_nei_fraction: float = 0.33
+    hard_nei_sources: tuple[str, ...] = ("scifact", "covidfact", "check_covid", "climate_fever")
 
 
 def training_pairs(
     all_pairs: pd.DataFrame, recipe: Recipe, leave_out: str | None = None
 ) -> pd.DataFrame:
     """The training split of ``recipe.sources`` (minus ``leave_out``), each source capped at
-    ``cap_per_source`` pairs drawn with the recipe's seed, in a deterministic order."""
+    ``cap_per_source`` pairs drawn with the recipe's seed, in a deterministic order, followed
+    by the construction-labelled hard NEI pairs (:func:`kit.guard.hard_negatives.hard_nei_pairs`,
+    seed + 1) built from the sampled pairs of ``hard_nei_sources``; no such pair repeats a
+    (claim, passage) the source holds in any split."""
     rng = np.random.default_rng(recipe.seed)
     parts = []
     for name in recipe.sources:
@@ -159,7 +172,21 @@ def training_pairs(
             idx = np.sort(rng.choice(len(part), recipe.cap_per_source, replace=False))
             part = part.iloc[idx]
         parts.append(part)
-    return pd.concat(parts, ignore_index=True)[["pair_id", "claim", "passage", "label", "source"]]
+    cols = ["pair_id", "claim", "passage", "label", "source"]
+    base = pd.concat(parts, ignore_index=True)[cols]
+    nei_sources = tuple(
+        s for s in recipe.hard_nei_sources if s in recipe.sources and s != leave_out
+    )
+    if recipe.hard_nei_fraction <= 0 or not nei_sources:
+        return base
+    hard = hard_nei_pairs(
+        base,
+        recipe.hard_nei_fraction,
+        recipe.seed + 1,
+        nei_sources,
+        known=all_pairs[all_pairs["source"].isin(nei_sources)],
+    )
+    return pd.concat([base, hard], ignore_index=True)
 
 
 def validation_pairs(all_pairs: pd.DataFrame, per_source: int, seed: int) -> pd.DataFrame:

@@ -91,3 +91,56 @@ def test_fraction_and_seed_decide_which_claims_and_reproduce() -> None:
         hard_nei_pairs(frame, 1.5, seed=0, sources=("s",))
     seeds = {tuple(hard_nei_pairs(frame, 0.5, seed=s, sources=("s",))["pair_id"]) for s in range(8)}
     assert len(seeds) > 1
+
+
+def test_known_pairs_are_never_written_as_neutral() -> None:
+    frame = _pairs()
+    first = hard_nei_pairs(frame, 1.0, seed=0, sources=("s",))
+    b1 = first[first["pair_id"] == "b1" + SUFFIX].iloc[0]
+    # the whole source says b1's claim is also evidenced by that passage: it must not be reused
+    known = pd.DataFrame({"claim": [b1["claim"]], "passage": [b1["passage"]]})
+    again = hard_nei_pairs(frame, 1.0, seed=0, sources=("s",), known=known)
+    row = again[again["pair_id"] == "b1" + SUFFIX]
+    assert row.empty or row["passage"].iloc[0] != b1["passage"]
+
+
+def dev_pair_text() -> tuple[str, str]:
+    return ("Aspirin lowers stroke risk in adults", "Aspirin dose for migraine.")
+
+
+def test_training_pairs_add_hard_nei_for_claim_sources_but_not_the_left_out_one() -> None:
+    from dataclasses import replace
+
+    from kit.guard.train_data import Recipe, training_pairs
+
+    rows = []
+    for src in ("scifact", "check_covid", "snli"):
+        for k, (claim, passage) in enumerate(
+            [
+                ("Aspirin lowers stroke risk in adults", "Aspirin lowered stroke risk."),
+                ("Statins lower cholesterol in adults", "Statins lowered cholesterol in adults."),
+                ("Aspirin treats migraine in adults", "Aspirin dose for migraine."),
+                ("Vitamin D prevents fractures in adults", "Vitamin D and fractures in adults."),
+            ]
+        ):
+            rows.append((f"{src}-{k}", claim, passage, "entailment", src, "train"))
+    rows.append(("scifact-dev", *dev_pair_text(), "entailment", "scifact", "dev"))
+    all_pairs = pd.DataFrame(
+        rows, columns=["pair_id", "claim", "passage", "label", "source", "split"]
+    )
+    recipe = replace(Recipe(), sources=("scifact", "check_covid", "snli"), hard_nei_fraction=1.0)
+    out = training_pairs(all_pairs, recipe)
+    hard = out[out["pair_id"].str.endswith(SUFFIX)]
+    assert set(hard["source"]) == {"scifact", "check_covid"}  # snli is not a claim source
+    assert set(hard["label"]) == {"neutral"}
+    # a dev-split pair of the source counts as known: never relabelled neutral in training
+    dev_pair = dev_pair_text()
+    assert dev_pair not in set(zip(hard["claim"], hard["passage"], strict=True))
+    train_only = training_pairs(all_pairs[all_pairs["split"] == "train"], recipe)
+    hard_t = train_only[train_only["pair_id"].str.endswith(SUFFIX)]
+    assert dev_pair in set(zip(hard_t["claim"], hard_t["passage"], strict=True))
+    loso = training_pairs(all_pairs, recipe, leave_out="check_covid")
+    assert "check_covid" not in set(loso["source"])
+    assert set(loso.loc[loso["pair_id"].str.endswith(SUFFIX), "source"]) == {"scifact"}
+    off = training_pairs(all_pairs, replace(recipe, hard_nei_fraction=0.0))
+    assert not off["pair_id"].str.endswith(SUFFIX).any()
