@@ -2,7 +2,7 @@
 #   make reproduce   set up (venv + registry fetch), train the default verifier once and its
 #                    three leave-one-source-out cards, rebuild + verify every table; prints
 #                    its elapsed time. Measured: the verifier's training stage 31 min on an
-#                    idle 2-core machine (48 min with tests beside it), the loso stage 92 min,
+#                    idle 2-core machine (48 min with tests beside it), the loso stage 76-92 min,
 #                    the tables 885 s.
 #   make test        set up and run the fast test suite (pytest prints its elapsed time); the
 #                    suite must stay under 10 minutes on 2 cores. Measured: CI on a fresh clone
@@ -34,12 +34,12 @@ fetch: $(BIN)/.installed  ## fetch every registered file (sha256-checked) into d
 
 reproduce: setup  ## dvc repro the board (every table but guard_verifier_loso) + verify against reproduce/expected
 	@start=$$(date +%s); \
-	dvc repro verify && \
+	dvc repro prepare verify && \
 	$(KIT) verify board --tables data/tables --skip guard_verifier_loso && \
 	$(KIT) verify receipts data/tables && \
 	echo "make reproduce: done in $$(( $$(date +%s) - start ))s; tables in data/tables/"
 
-reproduce-loso: setup  ## leave-one-source-out: 3 more trainings (~92 min on 2 cores, cached) + guard_verifier_loso
+reproduce-loso: setup  ## leave-one-source-out: 3 more trainings (~76-92 min on 2 cores, cached) + guard_verifier_loso
 	@start=$$(date +%s); \
 	dvc repro verify-loso && \
 	$(KIT) verify board guard_verifier_loso --tables data/tables-loso && \

@@ -112,4 +112,5 @@ def test_every_reproduction_is_built_and_verified_by_exactly_one_stage() -> None
     assert "data/verifier-loso" in stages["tables-loso"]["deps"]
     assert "--tables data/tables-loso" in stages["verify-loso"]["cmd"]
     makefile = (REPO / "Makefile").read_text()
-    assert "dvc repro verify &&" in makefile and "dvc repro verify-loso &&" in makefile
+    # prepare too: the catalog README promises after `make reproduce` is not upstream of verify
+    assert "dvc repro prepare verify &&" in makefile and "dvc repro verify-loso &&" in makefile
