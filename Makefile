@@ -1,9 +1,9 @@
 # LitAudit kit — one-command setup, reproduction, tests.
-#   make reproduce   set up (venv + registry fetch), train the default verifier once and its
-#                    three leave-one-source-out cards, rebuild + verify every table; prints
-#                    its elapsed time. Measured: the verifier's training stage 31 min on an
-#                    idle 2-core machine (48 min with tests beside it), the loso stage 76-92 min,
-#                    the tables 885 s.
+#   make reproduce   set up (venv + registry fetch), build the DuckDB catalog, train the default
+#                    verifier once, rebuild + verify every table but guard_verifier_loso; prints
+#                    its elapsed time. Measured: the verifier's training stage 28-30 min on an
+#                    idle 2-core machine (48 min with tests beside it), the tables 469-551 s.
+#   make reproduce-loso  the three leave-one-source-out trainings (76-92 min) + guard_verifier_loso.
 #   make test        set up and run the fast test suite (pytest prints its elapsed time); the
 #                    suite must stay under 10 minutes on 2 cores. Measured: CI on a fresh clone
 #                    (install + make lint + make test, .ci/run) 407 s at the last landing.

@@ -13,10 +13,8 @@ at a third of each claim-verification source, scored on the left-out source's pa
 two_signal -- Check-COVID left out (1,504 pairs): AUC vs unsupported 0.744 (recipe without them
 0.706, bi-encoder 0.703), vs NEI 0.836 (0.780 / 0.830), vs contradicted 0.653 (0.633 / 0.579);
 SciFact left out: vs unsupported 0.593 (0.596 / 0.536), no gain and no loss. The board's
-leave-one-source-out table now measures the recipe itself, on every fold (2026-12-04, every pair
-of the left-out source, two_signal vs the bi-encoder): Check-COVID vs unsupported 0.749 vs 0.703,
-vs NEI 0.847 vs 0.830, vs contradicted 0.653 vs 0.579; SciFact 0.594 vs 0.536; COVID-Fact 0.582
-vs 0.572 (0.579 without these pairs).
+leave-one-source-out table (``guard_verifier_loso``; README "Verifiers") now measures the recipe
+itself, on every fold.
 
 The label is a construction, not a judgement: a neighbour's passage may, rarely, support the
 claim. Every pair it writes says so in its ``pair_id`` (suffix ``-hardnei``).
