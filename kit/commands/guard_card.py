@@ -90,8 +90,9 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         return
     if fmt == "table":
         from kit.commands.guard_train import print_card
+        from kit.guard.build_record import read_build_record
 
-        print_card(card)
+        print_card(card, read_build_record(folder))
     chunks = [
         _render(frame, fmt, title, console)
         for frame, title, console in (

@@ -13,11 +13,13 @@ import click
 
 from kit.commands.options import PathDefault, checkout_path, raw_option
 from kit.commands.sealed import sealed_output
+from kit.guard.build_record import read_build_record
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
-def print_card(card: dict) -> None:
-    """The card's summary; the folder itself is named by @sealed_output's last line."""
+def print_card(card: dict, build: dict | None = None) -> None:
+    """The card's summary; the folder itself is named by @sealed_output's last line. ``build``:
+    the card's build record (:mod:`kit.guard.build_record`), for the speed it measured."""
     from kit.guard.compare import row_line
 
     click.echo(f"verifier: {card['name']}")
@@ -30,7 +32,7 @@ def print_card(card: dict) -> None:
         click.echo(f"  {group}: {entry['n']} pairs never trained on, paired with the bi-encoder:")
         for r in entry["vs_bi_encoder"]:  # A = this card, B = the bi-encoder
             click.echo(f"    {row_line(r)}")
-    speed = card.get("extra", {}).get("speed")
+    speed = (build or {}).get("speed")
     if speed:
         r = speed["pairs_per_s"]
         verdict = "meets" if speed["int8_meets_target"] else "is below"
@@ -136,10 +138,12 @@ def train_cmd(
         raw, out, recipe, base=base, device=device, leave_out=leave_out, threads=threads
     )
     t = card["extra"]["training"]
+    build = read_build_record(out)
     click.echo(
-        f"trained in {t['train_seconds']:.0f}s on {sum(t['train_pairs'].values())} pairs; card written"
+        f"trained in {build['train_seconds']:.0f}s on {sum(t['train_pairs'].values())} pairs; "
+        "card written"
     )
-    print_card(card)
+    print_card(card, build)
 
 
 @click.command("adapt")

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from kit.errors import InputError, Location
+from kit.guard.build_record import read_build_record
 from kit.guard.verifier import load_card
 
 # who labelled each registry source (nli/README.md); PubMedQA groups are construction-labelled
@@ -96,6 +97,16 @@ def same_recipe(loso: dict[str, Any], default: dict[str, Any], source: str) -> b
     return t.get("leave_out") == source and all(t.get(k) == d.get(k) for k in RECIPE_FIELDS)
 
 
+def train_seconds(card: dict[str, Any], where: str) -> float | None:
+    """The training's seconds from the build record beside the card (``where``: its card.json),
+    else from a card written before build records existed, else None (a card from the DVC cache
+    carries no build record: seconds are a reading of a machine, not of the weights)."""
+    build = read_build_record(Path(where).parent)
+    if build is not None:
+        return build.get("train_seconds")
+    return card["extra"]["training"].get("train_seconds")
+
+
 def loso_table(default: dict[str, Any], cards: list[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
     """One row per leave-one-source-out card and comparison: the card trained without a source,
     scored on every pair of it (``validation.left_out``: its chosen rule against the bi-encoder
@@ -138,7 +149,7 @@ def loso_table(default: dict[str, Any], cards: list[tuple[str, dict[str, Any]]])
                         "recall_contradiction": pc.get("contradiction", {}).get("recall"),
                         "kappa": g.get("kappa"),
                         "scoring": extra["scoring"],
-                        "train_seconds": extra["training"]["train_seconds"],
+                        "train_seconds": train_seconds(card, where),
                         "same_recipe_as_default": same_recipe(card, default, source),
                         "verifier": verifier_label(card),
                     }

@@ -13,8 +13,6 @@ cross-encoder in :mod:`kit.guard.import_card`.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -27,6 +25,7 @@ import pandas as pd
 
 from kit import atomic
 from kit.errors import ConfigError
+from kit.guard import build_record
 from kit.guard import train as tr
 from kit.guard.cross_export import copy_card_folder, write_cross_encoder
 from kit.guard.export import load_weights, package_model_dir, sha256_bytes, tokenizer_json
@@ -299,7 +298,6 @@ def train_verifier(
         "train_labels": {
             str(k): int(v) for k, v in train["label"].value_counts().sort_index().items()
         },
-        "train_seconds": round(fitres.seconds, 1),
         "train_steps": fitres.steps,
         "final_loss_ema": round(fitres.final_loss, 4),
         "device": device,
@@ -308,7 +306,17 @@ def train_verifier(
     if leave_out:
         name += f", {leave_out} left out"
     return finish_card(
-        out, fitres.weights, config, tok_text, val, provenance, name, t0, extra_groups, recipe.seed
+        out,
+        fitres.weights,
+        config,
+        tok_text,
+        val,
+        provenance,
+        name,
+        t0,
+        extra_groups,
+        recipe.seed,
+        train_seconds=round(fitres.seconds, 1),
     )
 
 
@@ -343,6 +351,7 @@ def _speed(folder: Path, val: pd.DataFrame) -> dict[str, Any]:
     spec = WindowSpec(**card["extra"]["window"])
     firsts = [(passage_windows(p, spec) or [p])[0] for p in sample["passage"]]
     rates: dict[str, float] = {}
+    machine = build_record.machine()  # before timing: the load the measurement ran under
     for variant in ("fp32", "int8"):
         load_verifier(folder, variant).score(claims[:16], firsts[:16])
         v = load_verifier(folder, variant)
@@ -356,9 +365,10 @@ def _speed(folder: Path, val: pd.DataFrame) -> dict[str, Any]:
         "pairs_per_s": rates,
         "int8_target_pairs_per_s": INT8_TARGET_PAIRS_PER_S,
         "int8_meets_target": rates["int8"] >= INT8_TARGET_PAIRS_PER_S,
-        "machine": f"{os.cpu_count()} CPUs, {platform.machine()}, {platform.processor() or '?'}",
-        "note": "measured on the machine that built this card (timings vary with the CPU and "
-        "its load); bench/bench_cross.py measures it on yours",
+        "machine": build_record.describe(machine),
+        "machine_detail": machine,
+        "note": "measured on the machine that built this card, under the load named (timings "
+        "vary with the CPU and its load); bench/bench_cross.py measures it on yours",
     }
 
 
@@ -373,8 +383,11 @@ def finish_card(
     t0: float,
     extra_groups: dict[str, pd.DataFrame] | None = None,
     seed: int = 0,
+    train_seconds: float | None = None,
 ) -> dict[str, Any]:
-    """Export, measure parity, validate, choose the scoring rule, write the card folder.
+    """Export, measure parity, validate, choose the scoring rule, write the card folder:
+    ``card.json`` (reproducible: what the weights are) and ``build.json`` (this build's seconds
+    and speed on this machine, :mod:`kit.guard.build_record`).
 
     ``extra_groups`` (a left-out source's pairs, :func:`left_out_group`) are validated like the
     others and compared paired with the bi-encoder, but never read by the rule choice."""
@@ -454,10 +467,17 @@ def finish_card(
                 extra={"training": provenance, "validation": validation, **extra},
             )
 
-        write({})
+        card = write({})
         speed = _speed(tmp, val)
-        say(f"speed on this machine: {speed['pairs_per_s']} short pairs/s")
-        card = write({"speed": speed, "total_seconds": round(time.perf_counter() - t0, 1)})
+        say(f"speed on this machine: {speed['pairs_per_s']} short pairs/s ({speed['machine']})")
+        build = {
+            "what": "readings of the build that wrote this card, on its machine: not locked by "
+            "DVC (.dvcignore), not a property of the weights",
+            "train_seconds": train_seconds,
+            "total_seconds": round(time.perf_counter() - t0, 1),
+            "speed": speed,
+        }
+        build_record.write_build_record(tmp, build)
         tr.save_weights(tmp, weights, config)
         with atomic.staged_dir(out) as final:
             final.chmod(0o755)

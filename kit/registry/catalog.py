@@ -9,15 +9,16 @@ registry_files (what was loaded, with sha256 and licence). Queries run in a sand
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
-from kit import atomic
 from kit.errors import InputError, Location
-from kit.registry import loaders, sandbox
+from kit.registry import duckdb_file, loaders, sandbox
 from kit.registry.fetch import DEFAULT_DEST, verify_present
 from kit.registry.sources import REPO_ROOT, load_sources
 from kit.schema import validate_frame
@@ -62,11 +63,18 @@ def build_catalog(
     db_path: Path = DEFAULT_DB,
     on_table: Callable[[str, int], None] | None = None,
 ) -> dict[str, int]:
-    """Write the catalog to ``db_path`` atomically; returns rows per table."""
+    """Write the catalog to ``db_path`` atomically and byte-reproducibly (the same tables give
+    the same file: built single-threaded, under its final name, with DuckDB's random database
+    identifier fixed by :func:`kit.registry.duckdb_file.fix_identifier`); returns rows per
+    table."""
     tables = catalog_tables(raw)
     counts: dict[str, int] = {}
-    with atomic.staged_file(db_path) as tmp:
-        con = duckdb.connect(str(tmp))
+    target = Path(db_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # DuckDB names the catalog after the file: build under the final name in a private folder
+    with tempfile.TemporaryDirectory(prefix=f".{target.name}.", dir=target.parent) as folder:
+        tmp = Path(folder) / target.name
+        con = duckdb.connect(str(tmp), config={"threads": 1})
         try:
             for name in sorted(tables):
                 frame = tables[name]
@@ -79,6 +87,8 @@ def build_catalog(
             con.execute("CHECKPOINT")
         finally:
             con.close()
+        duckdb_file.fix_identifier(tmp)
+        os.replace(tmp, target)
     return counts
 
 

@@ -22,6 +22,7 @@ from kit.cli import cli
 from kit.errors import ConfigError, InputError
 from kit.guard import train as tr
 from kit.guard.adapt import adapt_verifier
+from kit.guard.build_record import read_build_record
 from kit.guard.export import package_model_dir, tokenizer_json
 from kit.guard.import_card import import_verifier
 from kit.guard.nli_verifier import train_verifier
@@ -124,9 +125,16 @@ def test_train_writes_a_validated_card(trained: Path) -> None:
     assert {"pubmedqa:negated", "pubmedqa:mesh", "check_covid", "sick"} <= set(v["groups"])
     assert v["scoring_rule_choice"]["chosen"] == extra["scoring"]
     assert v["parity"]["max_abs_logit_diff_torch_vs_onnx_fp32"] < 1e-4
-    speed = extra["speed"]  # measured on this machine, under the card's own rule
+    # machine readings live in build.json, not in the card DVC locks (kit.guard.build_record)
+    assert "speed" not in extra and "total_seconds" not in extra
+    assert "train_seconds" not in t
+    build = read_build_record(trained)
+    assert build["train_seconds"] > 0 and build["total_seconds"] >= build["train_seconds"]
+    speed = build["speed"]  # measured on this machine, under the card's own rule
     assert speed["pairs"] > 0 and all(speed["pairs_per_s"][k] > 0 for k in ("fp32", "int8"))
     assert speed["int8_meets_target"] == (speed["pairs_per_s"]["int8"] >= 100)
+    assert speed["machine_detail"]["cpu_model"] and "?" not in speed["machine"]
+    assert len(speed["machine_detail"]["load_average_1_5_15_min"]) == 3
     g = v["groups"]["check_covid"]
     assert set(g["per_class"]) == {"entailment", "neutral", "contradiction"}
     assert 0 <= g["auc_unsupported"]["auc"] <= 1 and "kappa" in g

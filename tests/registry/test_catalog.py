@@ -185,3 +185,43 @@ def test_db_tables_lists_the_catalog(catalog: Path) -> None:
     res = CliRunner().invoke(cli, ["db", "tables", "--catalog", str(catalog), "--format", "csv"])
     assert res.exit_code == 0, res.output
     assert "pubmedqa_items" in res.output
+
+
+def test_catalog_build_is_byte_reproducible(registry_raw: Path, tmp_path: Path) -> None:
+    """Two builds of the same tables, in different folders, give the same bytes (DuckDB's random
+    database identifier and the build's temporary name would otherwise differ), and the fixed
+    file still opens read-write."""
+    import hashlib
+
+    shas = []
+    for name in ("a", "b"):
+        db = tmp_path / name / "catalog.duckdb"
+        build_catalog(registry_raw, db)
+        shas.append(hashlib.sha256(db.read_bytes()).hexdigest())
+        assert sorted(p.name for p in db.parent.iterdir()) == ["catalog.duckdb"]
+    assert shas[0] == shas[1]
+    con = duckdb.connect(str(tmp_path / "a" / "catalog.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    assert con.execute("SELECT count(*) FROM pubmedqa_items").fetchone()[0] == 1000
+    con.close()
+
+
+def test_fix_identifier_refuses_an_unknown_layout(tmp_path: Path) -> None:
+    from kit.errors import ConfigError
+    from kit.registry.duckdb_file import fix_identifier, header_checksum
+
+    db = tmp_path / "x.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    con.close()
+    data = bytearray(db.read_bytes())
+    assert int.from_bytes(data[:8], "little") == header_checksum(bytes(data[8:4096]))
+    data[200] ^= 0xFF  # the header no longer matches its checksum
+    db.write_bytes(bytes(data))
+    with pytest.raises(ConfigError, match="storage format changed"):
+        fix_identifier(db)
+    assert db.read_bytes() == bytes(data)  # left untouched
+    other = tmp_path / "y.duckdb"
+    other.write_bytes(b"\0" * 5000)
+    with pytest.raises(ConfigError, match="not a DuckDB file"):
+        fix_identifier(other)
