@@ -50,7 +50,18 @@ METRIC_WORDS: dict[str, tuple[str, str]] = {
     ),
     "solve_rate": ("tasks solved", "checklist score >= threshold (weighted criterion credits)"),
     "zero_tool_rate": ("runs that never used a tool", "tool-enabled runs with no tool call"),
-    "non_attempt_rate": ("runs that did not attempt the task", "lexical non-attempt detector"),
+    "error_rate": (
+        "runs the harness failed on",
+        "status error (a tool or the solver raised): counted, not audited as answers",
+    ),
+    "limit_rate": (
+        "runs a limit cancelled",
+        "status limit (message, token, time...): counted, not audited as answers",
+    ),
+    "non_attempt_rate": (
+        "runs that did not attempt the task",
+        "lexical non-attempt detector, over finished runs",
+    ),
     "cite_rate": ("runs that cite", "runs with at least one citation"),
     "catch_rate_wrong_paper": (
         "planted wrong papers the flag rule catches",
