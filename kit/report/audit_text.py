@@ -203,6 +203,13 @@ def verdict_sentences(summary: Mapping[str, Any], synthetic_board: bool = False)
         )
     lead = f"Of {c['citations']:,} citations in {c['runs']:,} runs: "
     out.append(lead + ("; ".join(parts) if parts else "no citation could be audited") + ".")
+    status = c.get("status") or {}
+    if status.get("error") or status.get("limit"):
+        out.append(
+            f"{status['error'] + status['limit']:,} of {c['runs']:,} runs did not finish in "
+            f"their harness ({status['error']:,} errored, {status['limit']:,} cancelled by a "
+            "limit): counted apart, never as non-attempts, and no citation is read from them."
+        )
     g = (summary.get("conformal") or {}).get("guarantee")
     if g:
         target = g.get("target_catch")

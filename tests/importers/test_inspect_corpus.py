@@ -117,6 +117,8 @@ def test_audit_counts_unfinished_runs_apart_from_non_attempts(
     args += ["--verifier", str(build_tiny_cross_encoder(tmp_path / "tiny")), "--n-cal", "10"]
     r = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert r.exit_code == 0, r.output
+    said = "8 of 16 runs did not finish in their harness (4 errored, 4 cancelled by a limit)"
+    assert said in r.output
 
     table = read_table(out / "runs.csv", "audit_runs")
     assert len(table) == 16
@@ -147,4 +149,4 @@ def test_audit_counts_unfinished_runs_apart_from_non_attempts(
 
     page = (out / "report.html").read_text()
     assert "<b>4 errored</b>" in page and "<b>4 cancelled by a limit</b>" in page
-    assert "id=unfinished-runs" in page and OUTAGE_MESSAGE in page
+    assert "id=unfinished-runs" in page and OUTAGE_MESSAGE in page and said in page
