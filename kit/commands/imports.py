@@ -108,8 +108,9 @@ def lm_eval_cmd(
     "mapping",
     required=True,
     help="TARGET=FIELD.PATH,...: where each run field is on a line. Required targets run_id, "
-    "task_id, model (or --model), answer; optional claims, cited, scores, metadata. Dots for "
-    "nested keys, a number for a list item (answer=output.choices.0.text).",
+    "task_id, model (or --model), answer; optional claims, cited, scores, metadata, status "
+    "(ok, error, limit), error, limit. Dots for nested keys, a number for a list item "
+    "(answer=output.choices.0.text).",
 )
 @_out
 @click.option("--model", default=None, help="Model name for every line (instead of model=).")
