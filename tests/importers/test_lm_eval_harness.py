@@ -11,7 +11,7 @@ does). Expected counts, written down by hand:
 * ``pqa_gen`` (generation, two filters ``raw`` and ``upper``): 6 lines, 3 runs per import (one
   filter: ``raw`` by default, ``upper`` with --filter), one citation per run, 3 in all (not 6).
 
-slow: about 15 s on this machine (lm-eval's import and task loading dominate).
+slow: 23-35 s measured on this shared 2-core machine (lm-eval's import and task loading dominate).
 """
 
 from __future__ import annotations
