@@ -4,7 +4,7 @@ behaviour from the traces (pure apart from the injected passage lookup)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -41,9 +41,11 @@ def grade(
             from kit.grade.support import LexicalSupport
 
             lex = LexicalSupport.from_corpus(texts[k] for k in sorted(texts))
+            # an unfinished run's text (a placeholder) is no answer: judged as an empty one
+            answers = [r if r.completed else replace(r, answer="") for r in runs]
             verdicts, _ = judge_runs(
                 checklists,
-                runs,
+                answers,
                 "builtin-lexical",
                 scorer=lex,
                 passage_of=lambda c: passage_of(c.id_type, c.value),

@@ -42,6 +42,8 @@ RUN_COLUMNS = [
     "run_id",
     "model",
     "task_id",
+    "status",
+    "status_detail",
     "tools_enabled",
     "n_tool_calls",
     "n_cited",
@@ -170,24 +172,65 @@ def citation_headline(
 
 
 def behaviour_headline(per_run: pd.DataFrame, level: float) -> list[dict[str, Any]]:
-    """Pooled behaviour rates over all runs (zero-tool over tool-enabled runs only)."""
-    tools = per_run[per_run["arm"] == "tools"]
+    """Pooled behaviour rates: the runs the harness did not finish (error, limit) over all
+    runs; zero-tool, non-attempt and cite rates over the finished runs (zero-tool over the
+    tool-enabled ones only)."""
+    done = per_run[per_run["status"] == "ok"]
+    tools = done[done["arm"] == "tools"]
     return [
+        _metric(
+            "error_rate",
+            int((per_run["status"] == "error").sum()),
+            len(per_run),
+            level,
+            "runs the harness failed on (status error; e.g. a tool raised): kept, never audited "
+            "as answers",
+        ),
+        _metric(
+            "limit_rate",
+            int((per_run["status"] == "limit").sum()),
+            len(per_run),
+            level,
+            "runs a limit cancelled (status limit: message, token, time...): kept, never "
+            "audited as answers",
+        ),
         _metric(
             "zero_tool_rate",
             int(tools["zero_tool"].sum()),
             len(tools),
             level,
-            "tool-enabled runs with no tool call",
+            "finished tool-enabled runs with no tool call",
         ),
         _metric(
             "non_attempt_rate",
-            int(per_run["non_attempt"].sum()),
-            len(per_run),
+            int(done["non_attempt"].sum()),
+            len(done),
             level,
-            "declared lexical non-attempt detector",
+            "declared lexical non-attempt detector, over finished runs",
         ),
-        _metric("cite_rate", int(per_run["cites"].sum()), len(per_run), level, "runs citing"),
+        _metric("cite_rate", int(done["cites"].sum()), len(done), level, "finished runs citing"),
+    ]
+
+
+def status_counts(runs: Sequence[Any]) -> dict[str, int]:
+    """Runs by their fate in the harness (kit.grade.runs.RUN_STATUSES)."""
+    from kit.grade.runs import RUN_STATUSES
+
+    return {s: sum(1 for r in runs if r.status == s) for s in RUN_STATUSES}
+
+
+def unfinished_runs(runs: Sequence[Any]) -> list[dict[str, str]]:
+    """The runs the harness did not finish, sorted by run_id: run, status and what happened."""
+    return [
+        {
+            "run_id": r.run_id,
+            "model": r.model,
+            "task_id": r.task_id,
+            "status": r.status,
+            "detail": r.status_detail,
+        }
+        for r in sorted(runs, key=lambda r: r.run_id)
+        if not r.completed
     ]
 
 
@@ -237,6 +280,8 @@ def run_table(
                 "run_id": rid,
                 "model": r.model,
                 "task_id": r.task_id,
+                "status": r.status,
+                "status_detail": r.status_detail,
                 "tools_enabled": bool(r.tools_enabled),
                 "n_tool_calls": int(r.n_tool_calls),
                 "n_cited": int(n_cited.get(rid, 0)),
@@ -477,6 +522,7 @@ def build_summary(
         "counts": {
             "runs": len(runs),
             "runs_in_file": inputs.n_in_file,
+            "status": status_counts(runs),
             "limit": opts.limit,
             "skipped_lines": len(inputs.runs.skipped),
             "skipped": [
@@ -497,6 +543,7 @@ def build_summary(
             "flagged": {k: int((cites["flag_reason"] == k).sum()) for k in FLAG_REASONS},
             "suggested": int((cites["suggested"] != "").sum()),
         },
+        "unfinished_runs": unfinished_runs(runs),
         "headline": headline,
         "citation_rates": audit_rates(cites, opts.level).to_dict("records"),
         "checklist": None

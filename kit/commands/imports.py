@@ -29,6 +29,8 @@ _limit = click.option(
 def _print(summary: ImportSummary, fmt: str) -> None:
     frame = validate_frame(pd.DataFrame([summary.as_row()]), "import_summary", "<import_summary>")
     click.echo(render(frame, fmt, title="import"), nl=False)
+    for note in summary.notes:
+        click.echo(f"note: {note}", err=True)
 
 
 @click.group("import")
@@ -67,21 +69,36 @@ def inspect_ai_cmd(log: Path, out: Path, limit: int | None, fmt: str) -> None:
 @_out
 @click.option("--model", default=None, help="Model name [model_name of results_*.json beside].")
 @click.option("--task", default=None, help="Task name [from samples_<task>_<time>.jsonl].")
+@click.option(
+    "--filter",
+    "filter_name",
+    default=None,
+    help="The lm-eval filter whose responses are imported [the file's first filter].",
+)
 @_limit
 @format_option
 def lm_eval_cmd(
-    samples: Path, out: Path, model: str | None, task: str | None, limit: int | None, fmt: str
+    samples: Path,
+    out: Path,
+    model: str | None,
+    task: str | None,
+    filter_name: str | None,
+    limit: int | None,
+    fmt: str,
 ) -> None:
     """Import SAMPLES, an lm-evaluation-harness samples file (lm-eval --log_samples).
 
-    One run per line: the first filtered response as the answer, the line's metrics as
-    scores, doc, target and hashes as metadata.
+    One run per document, for one filter (--filter; default the file's first filter, i.e.
+    the task's first; the summary names it): for a multiple-choice task the chosen option
+    (largest log-likelihood, lm-eval's acc rule) as the answer, else the first filtered
+    response; the line's metrics as scores, doc, target, filter and hashes as metadata. A
+    null filtered_resps stops the import naming file, line and field (exit 2).
 
     Example: kit import lm-eval out/samples_pubmedqa_2026-01-01T00-00-00.jsonl --out runs.jsonl
     """
     from kit.importers.lm_eval import import_lm_eval_samples
 
-    _print(import_lm_eval_samples(samples, out, model, task, limit), fmt)
+    _print(import_lm_eval_samples(samples, out, model, task, limit, filter_name), fmt)
 
 
 @import_group.command("jsonl")
@@ -91,8 +108,9 @@ def lm_eval_cmd(
     "mapping",
     required=True,
     help="TARGET=FIELD.PATH,...: where each run field is on a line. Required targets run_id, "
-    "task_id, model (or --model), answer; optional claims, cited, scores, metadata. Dots for "
-    "nested keys, a number for a list item (answer=output.choices.0.text).",
+    "task_id, model (or --model), answer; optional claims, cited, scores, metadata, status "
+    "(ok, error, limit), error, limit. Dots for nested keys, a number for a list item "
+    "(answer=output.choices.0.text).",
 )
 @_out
 @click.option("--model", default=None, help="Model name for every line (instead of model=).")

@@ -217,6 +217,9 @@ VOCABULARY: dict[str, Term] = {
     "threads": Term("--threads", "torch CPU threads (guard train)."),
     "model": Term("--model", "Model name of imported runs (import lm-eval)."),
     "task": Term("--task", "Task name of imported runs (import lm-eval)."),
+    "lm_eval_filter": Term(
+        "--filter", "The lm-eval filter whose responses are imported (import lm-eval)."
+    ),
     "dvc_cache": Term("--dvc-cache", "DVC cache folder tried first (registry fetch)."),
     "no_dvc_cache": Term("--no-dvc-cache", "Skip the DVC cache (registry fetch)."),
     "offline": Term("--offline", "Never try upstream URLs (registry fetch)."),

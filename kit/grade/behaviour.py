@@ -13,6 +13,11 @@ Seed 002 (OpenBioRQ), Appendix C.2 ("Behavioral divergence") and C.3 (no-tool ab
 * cite rate: runs that cite at least one identifier.
 * tool calls per answer: mean and median number of recorded calls (enabled arm).
 
+A run the harness did not finish (status ``error``: it failed, or ``limit``: a limit cancelled
+it; :data:`kit.grade.runs.RUN_STATUSES`) is counted apart (``status``, ``n_error``, ``n_limit``)
+and never as a non-attempt, a zero-tool run or a run that cites: its text is no answer and its
+trace stops early. The three flags are False for it and their rates are over finished runs.
+
 Rates carry Wilson intervals (runs independent), grouped by model x difficulty bucket
 (``difficulty`` of the run, or 'unlabelled') and pooled over buckets ('all').
 """
@@ -51,7 +56,8 @@ def run_behaviour(
     runs: Sequence[AgentRun],
     is_non_attempt: Callable[[str], bool] = lexical_non_attempt,
 ) -> pd.DataFrame:
-    """One row per run: the behaviour flags every rate is computed from."""
+    """One row per run: its status and the behaviour flags every rate is computed from (the
+    flags are False for a run that did not finish)."""
     rows = [
         {
             "run_id": r.run_id,
@@ -59,39 +65,48 @@ def run_behaviour(
             "task_id": r.task_id,
             "difficulty": r.difficulty or "unlabelled",
             "arm": "tools" if r.tools_enabled else "no_tools",
+            "status": r.status,
             "n_tool_calls": r.n_tool_calls,
-            "zero_tool": r.tools_enabled and r.n_tool_calls == 0,
-            "non_attempt": is_non_attempt(r.answer),
-            "cites": len(r.cited) > 0,
+            "zero_tool": r.completed and r.tools_enabled and r.n_tool_calls == 0,
+            "non_attempt": r.completed and is_non_attempt(r.answer),
+            "cites": r.completed and len(r.cited) > 0,
         }
         for r in sorted(runs, key=lambda r: r.run_id)
     ]
-    cols = ["run_id", "model", "task_id", "difficulty", "arm", "n_tool_calls"]
+    cols = ["run_id", "model", "task_id", "difficulty", "arm", "status", "n_tool_calls"]
     return pd.DataFrame(rows, columns=[*cols, "zero_tool", "non_attempt", "cites"])
 
 
 def _rate(flags: np.ndarray, level: float) -> tuple[int, float, float, float]:
+    if flags.size == 0:  # no finished run: the rate is undefined, not 0
+        return 0, float("nan"), float("nan"), float("nan")
     ci = wilson_ci(int(flags.sum()), int(flags.size), level)
     return ci.k, ci.estimate, ci.lo, ci.hi
 
 
 def behaviour_rates(per_run: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Rates per (model, difficulty, arm), with difficulty 'all' pooling the buckets."""
+    """Rates per (model, difficulty, arm), with difficulty 'all' pooling the buckets: ``n_runs``
+    every run, ``n_error`` / ``n_limit`` those the harness did not finish, the rates and tool
+    calls per answer over the finished ones."""
     pooled = per_run.assign(difficulty="all")
     both = pd.concat([per_run, pooled], ignore_index=True)
     rows = []
     for (model, diff, arm), g in both.groupby(["model", "difficulty", "arm"], sort=True):
         row: dict[str, object] = {"model": model, "difficulty": diff, "arm": arm, "n_runs": len(g)}
+        row["n_error"] = int((g["status"] == "error").sum())
+        row["n_limit"] = int((g["status"] == "limit").sum())
+        done = g[g["status"] == "ok"]
         for flag in ("zero_tool", "non_attempt", "cites"):
-            k, est, lo, hi = _rate(g[flag].to_numpy(bool), level)
+            k, est, lo, hi = _rate(done[flag].to_numpy(bool), level)
             undefined = flag == "zero_tool" and arm == "no_tools"
             nan = float("nan")
             row[f"{flag}_k"] = k
             row[f"{flag}_rate"] = nan if undefined else est
             row[f"{flag}_lo"] = nan if undefined else lo
             row[f"{flag}_hi"] = nan if undefined else hi
-        calls = g["n_tool_calls"].to_numpy(float)
-        row["tool_calls_mean"] = float(calls.mean()) if arm == "tools" else float("nan")
-        row["tool_calls_median"] = float(np.median(calls)) if arm == "tools" else float("nan")
+        calls = done["n_tool_calls"].to_numpy(float)
+        tools = arm == "tools" and calls.size > 0
+        row["tool_calls_mean"] = float(calls.mean()) if tools else float("nan")
+        row["tool_calls_median"] = float(np.median(calls)) if tools else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)

@@ -32,6 +32,10 @@ from kit.corpus.identifiers import Identifier, canonical
 from kit.errors import InputError, Location
 
 TOOL_STATUSES = ("ok", "error", "timeout")
+RUN_STATUSES = ("ok", "error", "limit")
+"""A run's fate in its harness: ``ok`` it finished (success); ``error`` the harness failed on
+it (``AgentRun.error`` holds the message); ``limit`` a limit cancelled it (``AgentRun.limit``
+names which: message, token, time, ...). Only ``ok`` runs have an answer the audit reads."""
 DEFAULT_MAX_ANSWER_CHARS = 100_000
 REQUIRED = ("run_id", "task_id", "model", "answer", "cited", "tool_calls", "tools_enabled")
 OPTIONAL = ("tokens", "wall_time_s", "difficulty")
@@ -96,10 +100,29 @@ class AgentRun:
     error: str | None = None  # the harness failed on this sample (a failed run, kept)
     scores: Mapping[str, Any] = field(default_factory=dict, hash=False)
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    status: str = "ok"  # RUN_STATUSES: ok, error, limit
+    limit: str | None = None  # status limit: which limit (message, token, time, ...)
+    limit_value: float | None = None  # and its value, when the harness logged it
 
     @property
     def failed(self) -> bool:
-        return self.error is not None
+        """The harness failed on this run (status error)."""
+        return self.status == "error"
+
+    @property
+    def completed(self) -> bool:
+        """The run finished (status ok): only then is its answer audited as an answer."""
+        return self.status == "ok"
+
+    @property
+    def status_detail(self) -> str:
+        """The error message, or the limit that cancelled the run; empty for a finished run."""
+        if self.status == "error":
+            return self.error or "error"
+        if self.status == "limit":
+            value = "" if self.limit_value is None else f" {self.limit_value:g}"
+            return f"{self.limit or 'unknown'} limit{value}"
+        return ""
 
     @property
     def n_tool_calls(self) -> int:

@@ -6,5 +6,6 @@
 * :mod:`kit.importers.common` -- the summary and the (validated, atomic) writer they share.
 
 Each importer returns v2 records as plain dicts; nothing is dropped: a sample the harness
-failed on becomes a run with ``status: error``, counted in the summary.
+failed on becomes a run with ``status: error``, one a limit cancelled a run with ``status:
+limit``, both counted in the summary and never audited as answers.
 """

@@ -15,7 +15,9 @@ from kit.runs.v2 import run_v2_from_dict
 
 @dataclass(frozen=True)
 class ImportSummary:
-    """Counts of one import: samples seen in the source, runs written, runs that failed."""
+    """Counts of one import: samples seen in the source, runs written, runs the harness failed
+    on (status error) and runs a limit cancelled (status limit); ``notes`` are printed beside
+    the table (e.g. which lm-eval filter was imported)."""
 
     source: str
     harness: str
@@ -23,9 +25,11 @@ class ImportSummary:
     written: int
     failed: int
     out: str
+    cancelled: int = 0
+    notes: tuple[str, ...] = ()
 
     def as_row(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "notes"}
 
 
 def check_limit(limit: int | None) -> None:
@@ -34,7 +38,12 @@ def check_limit(limit: int | None) -> None:
 
 
 def write_runs(
-    records: Sequence[dict[str, Any]], out: Path, source: str, harness: str, samples: int
+    records: Sequence[dict[str, Any]],
+    out: Path,
+    source: str,
+    harness: str,
+    samples: int,
+    notes: Sequence[str] = (),
 ) -> ImportSummary:
     """Check every record against the v2 reader (so what is written reads back) and write them
     as one JSONL file, atomically. A duplicate run_id is an InputError naming the source."""
@@ -53,7 +62,10 @@ def write_runs(
     )
     atomic.write_text(out, text)
     failed = sum(1 for r in records if r.get("status") == "error")
-    return ImportSummary(source, harness, samples, len(records), failed, str(out))
+    cancelled = sum(1 for r in records if r.get("status") == "limit")
+    return ImportSummary(
+        source, harness, samples, len(records), failed, str(out), cancelled, tuple(notes)
+    )
 
 
 def scalar_scores(raw: dict[str, Any]) -> dict[str, Any]:

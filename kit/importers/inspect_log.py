@@ -3,7 +3,10 @@
 Reads the log with inspect_ai's own reader (``inspect_ai.log.read_eval_log``; the optional
 ``import`` extra). One record per (sample, epoch):
 
-* ``run_id`` ``<task>:<sample id>:<epoch>``, ``task_id`` the sample id, ``model`` the eval's model;
+* ``run_id`` ``<task>:<eval id>:<sample id>:<epoch>``: unique across the logs of a folder (reruns
+  of one task, several models: each eval has its own ``eval_id``, written in the log) and the
+  same on every import; ``task_id`` and ``metadata.sample_id`` the log's own sample id,
+  ``model`` the eval's model;
 * ``answer`` the sample's final completion; claims and citations are read from it by the v2
   reader (docs/runs.md);
 * ``tool_calls`` in the order the assistant made them, each with the text the tool returned
@@ -11,8 +14,11 @@ Reads the log with inspect_ai's own reader (``inspect_ai.log.read_eval_log``; th
 * ``tokens`` summed over the sample's model usage, ``wall_time_s`` the sample's total time;
 * ``scores`` each scorer's value; ``metadata`` the log, eval id, epoch, target and the
   sample's own metadata;
-* a sample that errored becomes a run with ``status: error`` and the error message (kept,
-  counted, never dropped).
+* the sample's fate: ``status`` ok; ``error`` with the error message when the sample errored
+  (``EvalSample.error``: a tool or solver raised); ``limit`` with ``{type, value, reason}`` when a
+  limit cancelled it (``EvalSample.limit``: message, token, time, ...). Such runs are kept and
+  counted, never dropped; the text the log holds as their output (a placeholder such as the
+  pending tool call) is kept as ``answer`` but never audited (docs/runs.md).
 """
 
 from __future__ import annotations
@@ -117,7 +123,7 @@ def sample_record(log: Any, sample: Any, source: str) -> dict[str, Any]:
     usage = list((sample.model_usage or {}).values())
     rec: dict[str, Any] = {
         "format_version": 2,
-        "run_id": f"{task}:{sample.id}:{sample.epoch}",
+        "run_id": f"{task}:{log.eval.eval_id}:{sample.id}:{sample.epoch}",
         "task_id": str(sample.id),
         "model": str(log.eval.model),
         "answer": "" if sample.output is None else str(sample.output.completion or ""),
@@ -133,6 +139,8 @@ def sample_record(log: Any, sample: Any, source: str) -> dict[str, Any]:
             "harness_version": str(log.eval.packages.get("inspect_ai", "")),
             "log": source,
             "eval_id": str(log.eval.eval_id),
+            "eval_run_id": str(log.eval.run_id),
+            "sample_id": sample.id,
             "task": task,
             "epoch": sample.epoch,
             "target": _jsonable(sample.target),
@@ -141,16 +149,33 @@ def sample_record(log: Any, sample: Any, source: str) -> dict[str, Any]:
     }
     if sample.total_time is not None:
         rec["wall_time_s"] = float(sample.total_time)
-    if sample.error is not None:
-        rec["status"] = "error"
-        rec["error"] = str(sample.error.message)
+    rec |= sample_status(sample)
     return rec
+
+
+def sample_status(sample: Any) -> dict[str, Any]:
+    """The run-format fields of the sample's fate: ``status`` and ``error`` or ``limit``."""
+    if sample.error is not None:
+        return {"status": "error", "error": str(sample.error.message)}
+    lim = getattr(sample, "limit", None)
+    if lim is not None:
+        value = lim.limit
+        return {
+            "status": "limit",
+            "limit": {
+                "type": str(lim.type),
+                "value": None if value is None else float(value),
+                "reason": None if getattr(lim, "reason", None) is None else str(lim.reason),
+            },
+        }
+    return {"status": "ok"}
 
 
 def import_inspect_logs(path: Path, out: Path, limit: int | None = None) -> ImportSummary:
     """Every sample of the log(s) at ``path`` (at most ``limit`` runs) written to ``out``."""
     check_limit(limit)
     records: list[dict[str, Any]] = []
+    first: dict[str, str] = {}
     samples = 0
     for file in log_files(path):
         log = _read_log(file)
@@ -162,5 +187,15 @@ def import_inspect_logs(path: Path, out: Path, limit: int | None = None) -> Impo
         for sample in log.samples:
             if limit is not None and len(records) >= limit:
                 break
-            records.append(sample_record(log, sample, file.name))
+            rec = sample_record(log, sample, file.name)
+            if rec["run_id"] in first:
+                raise InputError(
+                    "duplicate_run_id",
+                    f"run {rec['run_id']!r} (eval {log.eval.eval_id}, sample {sample.id!r}, "
+                    f"epoch {sample.epoch}) is also in {first[rec['run_id']]}: the same eval "
+                    "logged twice; keep one copy",
+                    where=Location(str(file), column="eval_id"),
+                )
+            first[rec["run_id"]] = file.name
+            records.append(rec)
     return write_runs(records, out, str(path), "inspect_ai", samples)

@@ -10,7 +10,11 @@ line is one run; ``--map`` names, for each v2 field, the path of the line's fiel
   nothing), ``cited`` (the run's reference list: identifier strings, whose scheme is read from
   the identifier -- ``PMID:1``, ``10.1000/x``, ``PMC1``, ``NCT01234567``, ``arXiv:...``, a URL
   -- or given by ``--cited-scheme`` for bare ids, else ``other``; or v2 ``{id, scheme, key?,
-  title?}`` objects), ``scores`` (an object of scalar scores), ``metadata`` (an object);
+  title?}`` objects), ``scores`` (an object of scalar scores), ``metadata`` (an object),
+  ``status`` (the run's fate: ``ok``, ``error`` or ``limit``; absent: ok), ``error`` (its
+  message, for status error), ``limit`` (which limit, for status limit: a name such as
+  ``message``, or a ``{type, value?, reason?}`` object); these three may be absent from a
+  line (a line without status is ``ok``);
 * without ``claims`` the v2 reader extracts them from the answer (docs/runs.md);
 * no tool calls are imported: runs are written ``tools_enabled: false``, so the behaviour audit
   never counts them as runs that abandoned their tools.
@@ -32,8 +36,21 @@ from kit.grade.reader import read_jsonl_objects
 from kit.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
 from kit.runs.v2 import run_v2_from_dict
 
-TARGETS = ("run_id", "task_id", "model", "answer", "claims", "cited", "scores", "metadata")
+TARGETS = (
+    "run_id",
+    "task_id",
+    "model",
+    "answer",
+    "claims",
+    "cited",
+    "scores",
+    "metadata",
+    "status",
+    "error",
+    "limit",
+)
 REQUIRED = ("run_id", "task_id", "model", "answer")
+FATE = ("status", "error", "limit")  # may be absent from a line (absent status: ok)
 CITED_SCHEMES = ("pmid", "pmcid", "doi", "arxiv", "nct", "url", "other")
 
 
@@ -151,6 +168,36 @@ def _claims(value: Any, field: str, source: str, line: int) -> list[Any]:
     return [{"text": c, "cites": []} if isinstance(c, str) else c for c in value]
 
 
+def _fate(target: str, value: Any, field: str, source: str, line: int) -> Any:
+    """A mapped ``status`` (one of RUN_STATUSES), ``error`` (text or null) or ``limit`` (a
+    name, or a ``{type, value?, reason?}`` object checked by the v2 reader)."""
+    from kit.grade.runs import RUN_STATUSES
+
+    if target == "status" and value not in RUN_STATUSES:
+        raise InputError(
+            "bad_field",
+            f"status: expected one of {', '.join(RUN_STATUSES)}, got {value!r}"[:300],
+            where=Location(source, line, field),
+        )
+    if target == "error" and value is not None and not isinstance(value, str):
+        raise InputError(
+            "bad_field",
+            f"error: expected a message (string) or null, got {type(value).__name__}",
+            where=Location(source, line, field),
+        )
+    if target == "limit":
+        if isinstance(value, str) and value:
+            return {"type": value}
+        if not isinstance(value, Mapping):
+            raise InputError(
+                "bad_field",
+                f"limit: expected a name or a {{type, value}} object, got {value!r}"[:300],
+                where=Location(source, line, field),
+            )
+        return dict(value)
+    return value
+
+
 def record_from_line(
     obj: Any,
     mapping: Mapping[str, tuple[str, ...]],
@@ -169,6 +216,8 @@ def record_from_line(
     for target, path in mapping.items():
         value = lookup(obj, path)
         field = ".".join(path)
+        if value is MISSING and target in FATE:
+            continue  # absent on this line: status ok, no error, no limit
         if value is MISSING:
             raise InputError(
                 "missing_field",
@@ -189,6 +238,8 @@ def record_from_line(
             got["citations"] = _cited(value, field, cited_scheme, source, line)
         elif target == "claims":
             got["claims"] = _claims(value, field, source, line)
+        elif target in ("status", "error", "limit"):
+            got[target] = _fate(target, value, field, source, line)
         elif not isinstance(value, Mapping):  # scores, metadata
             raise InputError(
                 "bad_field",
@@ -214,6 +265,19 @@ def record_from_line(
         },
     }
     rec |= {k: got[k] for k in ("citations", "claims", "scores") if k in got}
+    status = got.get("status", "ok")
+    if status != "ok":
+        rec["status"] = status
+    if status == "error":
+        rec["error"] = got.get("error")
+    if status == "limit":
+        if "limit" not in got:
+            raise InputError(
+                "missing_field",
+                "status limit: map limit= to the field naming which limit cancelled the run",
+                where=Location(source, line, ".".join(mapping["status"])),
+            )
+        rec["limit"] = got["limit"]
     try:
         run_v2_from_dict(rec, source, line)
     except InputError as exc:  # name the line's own field, not the v2 record's

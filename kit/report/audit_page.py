@@ -347,6 +347,32 @@ GLOSSARY = (
 )
 
 
+def _unfinished(summary: Mapping[str, Any]) -> str:
+    """How many runs the harness finished, failed on (error) or cancelled (limit), and which:
+    such runs are counted apart, never as non-attempts, and their text is not audited."""
+    status = summary["counts"].get("status")
+    if status is None:
+        return ""
+    runs = summary.get("unfinished_runs") or []
+    head = (
+        f"<p id=run-status class=meta>Run status in the harness: {status['ok']} finished, "
+        f"<b>{status['error']} errored</b>, <b>{status['limit']} cancelled by a limit</b>."
+    )
+    if not runs:
+        return head + "</p>"
+    rows = "".join(
+        f"<tr><td class=id>{_e(r['run_id'])}</td><td>{_e(r['model'])}</td>"
+        f"<td class=id>{_e(r['task_id'])}</td><td>{_e(r['status'])}</td><td>{_e(r['detail'])}</td></tr>"
+        for r in runs
+    )
+    return (
+        head + " Their text is no answer: no claim or citation is read from it, and they are "
+        "counted apart from non-attempts (error_rate, limit_rate).</p>"
+        "<h2>Runs the harness did not finish</h2><table id=unfinished-runs><tr><th>run</th>"
+        "<th>model</th><th>task</th><th>status</th><th>what happened</th></tr>" + rows + "</table>"
+    )
+
+
 def render_audit_page(
     summary: Mapping[str, Any],
     cites: pd.DataFrame,
@@ -372,6 +398,7 @@ def render_audit_page(
         + "; L2: "
         + ", ".join(f"{_e(k)} {v}" for k, v in c["l2"].items())
         + f"; re-attribution suggestions: {c['suggested']}.</p>",
+        _unfinished(summary),
         "<h2>The evidence: headline numbers</h2>",
         _depends(summary),
         _guarantee(summary),

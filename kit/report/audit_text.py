@@ -50,7 +50,18 @@ METRIC_WORDS: dict[str, tuple[str, str]] = {
     ),
     "solve_rate": ("tasks solved", "checklist score >= threshold (weighted criterion credits)"),
     "zero_tool_rate": ("runs that never used a tool", "tool-enabled runs with no tool call"),
-    "non_attempt_rate": ("runs that did not attempt the task", "lexical non-attempt detector"),
+    "error_rate": (
+        "runs the harness failed on",
+        "status error (a tool or the solver raised): counted, not audited as answers",
+    ),
+    "limit_rate": (
+        "runs a limit cancelled",
+        "status limit (message, token, time...): counted, not audited as answers",
+    ),
+    "non_attempt_rate": (
+        "runs that did not attempt the task",
+        "lexical non-attempt detector, over finished runs",
+    ),
     "cite_rate": ("runs that cite", "runs with at least one citation"),
     "catch_rate_wrong_paper": (
         "planted wrong papers the flag rule catches",
@@ -192,6 +203,13 @@ def verdict_sentences(summary: Mapping[str, Any], synthetic_board: bool = False)
         )
     lead = f"Of {c['citations']:,} citations in {c['runs']:,} runs: "
     out.append(lead + ("; ".join(parts) if parts else "no citation could be audited") + ".")
+    status = c.get("status") or {}
+    if status.get("error") or status.get("limit"):
+        out.append(
+            f"{status['error'] + status['limit']:,} of {c['runs']:,} runs did not finish in "
+            f"their harness ({status['error']:,} errored, {status['limit']:,} cancelled by a "
+            "limit): counted apart, never as non-attempts, and no citation is read from them."
+        )
     g = (summary.get("conformal") or {}).get("guarantee")
     if g:
         target = g.get("target_catch")

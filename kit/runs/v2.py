@@ -99,6 +99,9 @@ def run_v2_from_dict(
             _fail(source, line, f"citations[{i}].id", f"{c['id']!r} is not a {c['scheme']} id")
         listed.append((c["id"], c["scheme"], c.get("key")))
         cited.append(cit)  # type: ignore[arg-type]
+    status = obj.get("status", "ok")
+    if status != "ok":  # an errored or cancelled run's text is no answer: nothing is read from it
+        return _unfinished(obj, status, calls_of(obj), source, line)
     _, answer_refs = split_reference_section(answer)
     index = reference_index(listed, answer_refs)
     if "claims" in obj:
@@ -111,7 +114,11 @@ def run_v2_from_dict(
             known.setdefault(ref.citation.label, ref.citation)
     for c in named:
         known.setdefault(c.label, c)
-    calls = tuple(
+    return _run(obj, calls_of(obj), source, line, tuple(known.values()), claims)
+
+
+def calls_of(obj: dict[str, Any]) -> tuple[ToolCall, ...]:
+    return tuple(
         ToolCall(
             c["tool"],
             c.get("arguments", {}),
@@ -122,6 +129,28 @@ def run_v2_from_dict(
         )
         for c in obj.get("tool_calls", [])
     )
+
+
+def _unfinished(
+    obj: dict[str, Any], status: str, calls: tuple[ToolCall, ...], source: str, line: int
+) -> AgentRun:
+    """A run with status error or limit: kept with its status, its tool calls and its logged
+    text, but with no claims and no citations (a placeholder is not an answer)."""
+    if status == "limit" and "limit" not in obj:
+        _fail(
+            source, line, "limit", "status limit needs the limit: {type, value?}", "missing_field"
+        )
+    return _run(obj, calls, source, line, (), ())
+
+
+def _run(
+    obj: dict[str, Any],
+    calls: tuple[ToolCall, ...],
+    source: str,
+    line: int,
+    cited: tuple[Citation, ...],
+    claims: tuple[RunClaim, ...],
+) -> AgentRun:
     enabled = obj.get("tools_enabled", True)
     if not enabled and calls:
         _fail(
@@ -130,15 +159,17 @@ def run_v2_from_dict(
             "tool_calls",
             f"{len(calls)} tool call(s) recorded in a run with tools_enabled=false",
         )
-    failed = obj.get("status", "ok") == "error"
+    status = obj.get("status", "ok")
+    limit = obj.get("limit") or {}
     tokens = obj.get("tokens") or {}
     wall = obj.get("wall_time_s")
+    value = limit.get("value")
     return AgentRun(
         run_id=obj["run_id"],
         task_id=obj["task_id"],
         model=obj["model"],
-        answer=answer,
-        cited=tuple(known.values()),
+        answer=obj["answer"],
+        cited=cited,
         tool_calls=calls,
         tools_enabled=enabled,
         prompt_tokens=tokens.get("prompt"),
@@ -147,7 +178,10 @@ def run_v2_from_dict(
         difficulty=obj.get("difficulty"),
         format_version=FORMAT_VERSION,
         claims=claims,
-        error=(obj.get("error") or "error") if failed else None,
+        error=(obj.get("error") or "error") if status == "error" else None,
         scores=dict(obj.get("scores", {})),
         metadata=dict(obj.get("metadata", {})),
+        status=status,
+        limit=limit.get("type") if status == "limit" else None,
+        limit_value=None if status != "limit" or value is None else float(value),
     )

@@ -157,3 +157,30 @@ def test_frozen_core_and_churn() -> None:
     assert ag.loc["a", "fail_agreement"] == 0.75 and ag.loc["a", "mean_abs_delta"] == pytest.approx(
         0.15
     )
+
+
+def test_unfinished_runs_are_counted_apart_never_as_non_attempts() -> None:
+    from dataclasses import replace
+
+    runs = [
+        _run("1", "m", 2),
+        _run("2", "m", 0, answer="I cannot answer this question.", cited=False),
+        replace(_run("3", "m", 1, answer="", cited=False), status="error", error="boom"),
+        replace(
+            _run("4", "m", 5, answer="tool call", cited=False), status="limit", limit="message"
+        ),
+        replace(_run("5", "m", 0, answer="", cited=False), status="error", error="early"),
+    ]
+    per = run_behaviour(runs)
+    assert per["status"].tolist() == ["ok", "ok", "error", "limit", "error"]
+    assert per["non_attempt"].tolist() == [False, True, False, False, False]
+    assert per["zero_tool"].tolist() == [False, True, False, False, False]
+    tools = (
+        behaviour_rates(per).set_index(["model", "difficulty", "arm"]).loc[("m", "all", "tools")]
+    )
+    assert (tools.n_runs, tools.n_error, tools.n_limit) == (5, 2, 1)
+    # by hand: over the 2 finished runs, 1 non-attempt, 1 zero-tool, 1 citing, calls 2 and 0
+    assert tools.non_attempt_rate == 0.5 and tools.zero_tool_rate == 0.5 and tools.cites_rate == 0.5
+    assert tools.tool_calls_mean == 1.0
+    only_failed = behaviour_rates(run_behaviour(runs[2:3])).iloc[0]
+    assert only_failed.n_runs == 1 and np.isnan(only_failed.non_attempt_rate)

@@ -181,3 +181,26 @@ def test_lookup_paths(tmp_path: Path) -> None:
     empty.write_text("\n")
     with pytest.raises(InputError, match="no JSON line"):
         import_jsonl(empty, tmp_path / "o.jsonl", "run_id=i,task_id=t,model=m,answer=a")
+
+
+def test_status_error_and_limit_are_mapped_and_checked(tmp_path: Path) -> None:
+    lines = [
+        LINES[0] | {"fate": "ok"},
+        LINES[1] | {"fate": "error", "why": "tool server down"},
+        LINES[2] | {"fate": "limit", "which": "message"},
+    ]
+    spec = MAP + ",status=fate,error=why,limit=which"
+    out = tmp_path / "runs.jsonl"
+    s = import_jsonl(_write(tmp_path, lines), out, spec)
+    assert (s.written, s.failed, s.cancelled) == (3, 1, 1)
+    r1, r2, r3 = read_runs(out).runs
+    assert r1.status == "ok" and [c.label for c in r1.cited][:1] == ["PMID:123"]
+    assert (r2.status, r2.error, r2.cited) == ("error", "tool server down", ())
+    assert (r3.status, r3.limit, r3.cited, r3.claims) == ("limit", "message", (), ())
+    bad = _write(tmp_path, [LINES[0] | {"fate": "failed"}], "bad.jsonl")
+    with pytest.raises(InputError) as exc:
+        import_jsonl(bad, out, spec)
+    assert (exc.value.where.row, exc.value.where.column) == (1, "fate")
+    no_limit = _write(tmp_path, [LINES[0] | {"fate": "limit"}], "nolimit.jsonl")
+    with pytest.raises(InputError, match="limit="):
+        import_jsonl(no_limit, out, MAP + ",status=fate")

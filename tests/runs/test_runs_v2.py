@@ -175,3 +175,47 @@ def test_cli_reads_v2_and_exits_2_on_a_bad_line(tmp_path: Path) -> None:
     assert "runs.jsonl, row 1" in bad.output
     assert "claims[0].cites[0]" in bad.output
     assert "Traceback" not in bad.output
+
+
+# -- issue 36: the run's fate (status ok / error / limit) ------------------------------------
+
+
+def test_a_missing_status_is_ok_and_old_files_read_as_before() -> None:
+    run = run_v2_from_dict(BASE | {"answer": "Aspirin lowers risk (PMID: 123)."})
+    assert (run.status, run.completed, run.failed, run.status_detail) == ("ok", True, False, "")
+    assert [c.label for c in run.cited] == ["PMID:123"]
+    assert run_v2_from_dict(BASE | {"answer": "x", "status": "ok"}).status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("fate", "detail"),
+    [
+        ({"status": "error", "error": "tool server down"}, "tool server down"),
+        ({"status": "limit", "limit": {"type": "message", "value": 6}}, "message limit 6"),
+        ({"status": "limit", "limit": {"type": "time"}}, "time limit"),
+    ],
+)
+def test_an_unfinished_run_is_kept_but_its_text_is_not_read(fate: dict, detail: str) -> None:
+    obj = BASE | {
+        "answer": "tool call for tool pubmed_search (PMID: 123) [1]",
+        "citations": [{"id": "456", "scheme": "pmid", "key": "1"}],
+        **fate,
+    }
+    run = run_v2_from_dict(obj)
+    assert run.status == fate["status"] and not run.completed
+    assert run.claims == () and run.cited == ()  # neither the answer's nor the list's
+    assert run.status_detail == detail
+    assert run.answer == obj["answer"]  # kept as logged
+
+
+def test_status_limit_needs_the_limit_and_unknown_statuses_are_refused() -> None:
+    with pytest.raises(InputError) as exc:
+        run_v2_from_dict(BASE | {"answer": "", "status": "limit"}, "r.jsonl", 3)
+    assert (exc.value.reason, exc.value.where.row, exc.value.where.column) == (
+        "missing_field",
+        3,
+        "limit",
+    )
+    with pytest.raises(InputError) as exc:
+        run_v2_from_dict(BASE | {"answer": "", "status": "cancelled"}, "r.jsonl", 4)
+    assert exc.value.where.column == "status"
