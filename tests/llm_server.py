@@ -13,10 +13,11 @@ above an unrelated one. Modes:
   yes with probability P(yes), drawn from sha256(seed, prompt) (deterministic per seed);
 * ``error500`` -- every chat request answers HTTP 500;
 * ``flaky`` -- the first request of each prompt answers HTTP 429, the next ones succeed;
-* ``refuse`` -- answers "I cannot judge this." with no yes / no among the top tokens.
+* ``refuse`` -- answers "I cannot judge this." with no yes / no among the top tokens;
+* ``slow`` -- waits 2 s before answering (longer than a test's client timeout).
 
-It counts chat requests (``chat``) and model listings (``models``) and records the
-Authorization headers it saw. Nothing beyond loopback is contacted.
+It counts chat requests (``chat``) and model listings (``models``), the most chat requests it
+held at once (``max_inflight``), and records the Authorization headers it saw. Nothing beyond loopback is contacted.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,6 +55,8 @@ class ServerState:
     models: int = 0
     attempts: Counter = field(default_factory=Counter)
     auth: set = field(default_factory=set)
+    inflight: int = 0
+    max_inflight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -133,6 +137,17 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
             with state.lock:
                 state.chat += 1
                 state.auth.add(self.headers.get("Authorization", ""))
+                state.inflight += 1
+                state.max_inflight = max(state.max_inflight, state.inflight)
+            try:
+                self._chat(body)
+            finally:
+                with state.lock:
+                    state.inflight -= 1
+
+        def _chat(self, body: dict) -> None:
+            if state.mode == "slow":
+                time.sleep(2.0)
             if body.get("model") != MODEL:
                 self._send(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 return
@@ -154,6 +169,17 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default backlog (5) drops connections under concurrency
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that timed out has closed its socket: not an error of the server."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 @dataclass
 class Server:
     url: str  # base URL, ending in /v1
@@ -164,7 +190,7 @@ class Server:
 def serve(mode: str = "logprobs") -> Iterator[Server]:
     """A ThreadingHTTPServer on 127.0.0.1 at an ephemeral port, for the duration of the block."""
     state = ServerState(mode=mode)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd = _Server(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()

@@ -21,6 +21,9 @@ def print_card(card: dict) -> None:
     """The card's summary; the folder itself is named by @sealed_output's last line."""
     from kit.guard.compare import row_line
 
+    if card.get("kind") == "llm":
+        print_llm_card(card)
+        return
     click.echo(f"verifier: {card['name']}")
     click.echo(f"  kind {card['kind']}; scoring: {card['scoring_rule']}")
     click.echo(f"  fp32 sha256 {card['onnx_sha256']}")
@@ -288,7 +291,7 @@ def adapt_cmd(
 
 @click.command("import-verifier")
 @click.argument(
-    "onnx_model", metavar="[MODEL]", required=False, type=click.Path(dir_okay=False, path_type=Path)
+    "model", metavar="[MODEL]", required=False, type=click.Path(dir_okay=False, path_type=Path)
 )
 @click.option(
     "--tokenizer",
@@ -396,7 +399,7 @@ def adapt_cmd(
 )
 @sealed_output("out", kind="guard-import-verifier", legacy="card.json")
 def import_cmd(
-    onnx_model: Path | None,
+    model: Path | None,
     tokenizer: Path | None,
     labels: str | None,
     scoring: str,
@@ -445,7 +448,7 @@ def import_cmd(
     from kit.guard.verifier import resolve_verifier
 
     if base_url is not None:
-        if onnx_model is not None or llm_model is None:
+        if model is not None or llm_model is None:
             raise ConfigError(
                 "bad_parameter", "--base-url takes --model NAME and no MODEL file argument"
             )
@@ -461,16 +464,16 @@ def import_cmd(
             settings=settings,
             samples=samples,
         )
-        print_llm_card(card)
+        print_card(card)
         return
-    if onnx_model is None or tokenizer is None or labels is None:
+    if model is None or tokenizer is None or labels is None:
         raise ConfigError(
             "bad_parameter",
             "give MODEL (an ONNX file) with --tokenizer and --labels, or --base-url with --model",
         )
     names = [x.strip() for x in labels.split(",") if x.strip()]
     card = import_verifier(
-        onnx_model,
+        model,
         tokenizer,
         names,
         out,

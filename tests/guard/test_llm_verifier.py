@@ -139,6 +139,11 @@ def test_import_pins_model_endpoint_prompt_decoding_and_rule_never_the_key(
     for p in (tmp_path / "card").rglob("*"):
         if p.is_file():
             assert b"sk-secret" not in p.read_bytes(), p
+    shown = invoke("guard", "card", "--verifier", tmp_path / "card")
+    assert shown.exit_code == 0, shown.output
+    assert card["instrument_sha256"] in shown.output and "sk-secret" not in shown.output
+    shown = invoke("guard", "card", "--verifier", tmp_path / "card", "--format", "json")
+    assert json.loads(shown.stdout)["card"]["model"] == MODEL
     # the sha256 covers every pinned field: another prompt is another instrument
     alt = tmp_path / "alt.txt"
     alt.write_text(DEFAULT_TEMPLATE.replace("one word", "a single word"))
@@ -192,6 +197,7 @@ def test_score_evaluate_calibrate_panel_run_through_a_loopback_server(
         out1 = tmp_path / "s1.csv"
         res = invoke("guard", "score", pairs, "--verifier", card, "--out", out1)
         assert res.exit_code == 0, res.output
+        assert 1 <= srv.state.max_inflight <= 3  # bounded concurrency
         n_windows = sum(len(passage_windows(p, LLM_WINDOW)) for p in frame["passage"])
         assert srv.state.chat - asked == n_windows  # one question per (claim, window)
         scored = pd.read_csv(out1)
@@ -281,7 +287,7 @@ def test_samples_rule_when_the_endpoint_returns_no_logprobs(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(
     ("mode", "reason"),
-    [("error500", "http 500"), ("refuse", "refused")],
+    [("error500", "http 500"), ("refuse", "refused"), ("slow", "timeout")],
 )
 def test_failed_or_refused_calls_are_counted_never_numbers(
     tmp_path: Path, mode: str, reason: str
@@ -289,7 +295,7 @@ def test_failed_or_refused_calls_are_counted_never_numbers(
     pairs = pair_table(tmp_path / "pairs.csv")
     store, out = tmp_path / "store", tmp_path / "s.csv"
     with serve() as srv:
-        args = ("--retries", "2", "--backoff", "0")
+        args = ("--retries", "2", "--backoff", "0", "--timeout", "0.3", "--concurrency", "8")
         assert import_card(srv.url, tmp_path / "card", *args).exit_code == 0
         srv.state.mode = mode
         asked = srv.state.chat
@@ -307,7 +313,7 @@ def test_failed_or_refused_calls_are_counted_never_numbers(
         assert res.exit_code == 2, res.output
         assert "gave no score" in res.output and reason in res.output
         assert "24 of 24" in " ".join(res.output.split())
-        per_prompt = 3 if mode == "error500" else 1  # 1 + 2 retries on HTTP 5xx only
+        per_prompt = 1 if mode == "refuse" else 3  # 1 + 2 retries on HTTP 5xx / timeout
         assert srv.state.chat - asked == 24 * per_prompt
         assert not out.exists() and not list(store.rglob("*.parquet"))
         # the server recovers: a 429 is retried and the run completes
