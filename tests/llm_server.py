@@ -56,6 +56,7 @@ class ServerState:
     attempts: Counter = field(default_factory=Counter)
     auth: set = field(default_factory=set)
     inflight: int = 0
+    key: str = ""  # when set, both endpoints answer 401 without "Authorization: Bearer KEY"
     max_inflight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -120,7 +121,15 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _refused(self) -> bool:
+            if state.key and self.headers.get("Authorization", "") != f"Bearer {state.key}":
+                self._send(401, {"error": {"message": "invalid api key"}})
+                return True
+            return False
+
         def do_GET(self) -> None:
+            if self._refused():
+                return
             if self.path.rstrip("/") == "/v1/models":
                 with state.lock:
                     state.models += 1
@@ -131,6 +140,8 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
+            if self._refused():
+                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": "not found"}})
                 return

@@ -167,6 +167,25 @@ def test_unreachable_endpoint_exits_2_and_writes_nothing(tmp_path: Path) -> None
     res = import_card(url, tmp_path / "card")
     assert res.exit_code == 2 and "cannot be reached" in res.output, res.output
     assert not (tmp_path / "card").exists()
+    with serve() as srv:
+        # a model the endpoint does not serve: exit 2, nothing written
+        res = invoke(
+            "guard",
+            "import-verifier",
+            "--base-url",
+            srv.url,
+            "--model",
+            "nope",
+            "--out",
+            tmp_path / "card",
+        )
+        assert res.exit_code == 2 and "http 404" in res.output, res.output
+        assert not (tmp_path / "card").exists()
+        # an endpoint that needs a key the environment does not hold: exit 2, nothing written
+        srv.state.key = "sk-right"
+        res = import_card(srv.url, tmp_path / "card", "--api-key-env", "KIT_TEST_NO_SUCH_KEY")
+        assert res.exit_code == 2 and "KIT_TEST_NO_SUCH_KEY" in res.output, res.output
+        assert not (tmp_path / "card").exists()
     # a card whose server has gone: `kit guard score` exits 2; no table, no store entry
     with serve() as srv:
         assert import_card(srv.url, tmp_path / "card").exit_code == 0
@@ -213,6 +232,8 @@ def test_score_evaluate_calibrate_panel_run_through_a_loopback_server(
         assert (srv.state.chat, srv.state.models) == before
         assert out1.read_bytes() == out2.read_bytes()
         assert "0 scored" in res.output
+        res = invoke("guard", "compare", out1, out2, "--n-boot", "50")
+        assert res.exit_code == 0, res.output
         # evaluate, calibrate, panel and run: every score from the store, no call
         res = invoke("guard", "evaluate", out1, "--n-boot", "200")
         assert res.exit_code == 0, res.output
