@@ -344,6 +344,15 @@ class LlmVerifier:
             )
         return out
 
+    def usage_line(self) -> str:
+        """What this object asked the endpoint: questions, retried requests, failures."""
+        retried = 0 if self._client is None else self._client.retried
+        failed = sum(self.failures.values())
+        return (
+            f"{self.spec['model']} at {self.spec['base_url']}: {self.asked} (claim, window) "
+            f"question(s) asked, {retried} request(s) retried, {failed} without a score"
+        )
+
     def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
         """s per pair = max over the passage's windows (an empty passage: 0, as for every
         verifier)."""

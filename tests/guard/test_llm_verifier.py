@@ -219,6 +219,7 @@ def test_score_evaluate_calibrate_panel_run_through_a_loopback_server(
         assert 1 <= srv.state.max_inflight <= 3  # bounded concurrency
         n_windows = sum(len(passage_windows(p, LLM_WINDOW)) for p in frame["passage"])
         assert srv.state.chat - asked == n_windows  # one question per (claim, window)
+        assert f"{n_windows} (claim, window) question(s) asked" in res.output
         scored = pd.read_csv(out1)
         want = [expected(c, p) for c, p in zip(frame["claim"], frame["passage"], strict=True)]
         assert np.allclose(scored["score"], want, atol=1e-9)
@@ -231,7 +232,7 @@ def test_score_evaluate_calibrate_panel_run_through_a_loopback_server(
         assert res.exit_code == 0, res.output
         assert (srv.state.chat, srv.state.models) == before
         assert out1.read_bytes() == out2.read_bytes()
-        assert "0 scored" in res.output
+        assert "0 scored" in res.output and "0 (claim, window) question(s)" in res.output
         res = invoke("guard", "compare", out1, out2, "--n-boot", "50")
         assert res.exit_code == 0, res.output
         # evaluate, calibrate, panel and run: every score from the store, no call
@@ -352,6 +353,7 @@ def test_failed_or_refused_calls_are_counted_never_numbers(
             out,
         )
         assert res.exit_code == 0, res.output
+        assert "24 request(s) retried, 0 without a score" in res.output
     assert pd.read_csv(out)["score"].notna().all()
 
 
