@@ -196,6 +196,19 @@ class Server:
     url: str  # base URL, ending in /v1
     state: ServerState
 
+    def settle(self, quiet_s: float = 0.5, limit_s: float = 20.0) -> None:
+        """Wait until no chat request is in flight and none arrived for ``quiet_s`` (requests
+        a client gave up on are still served, late)."""
+        end = time.monotonic() + limit_s
+        seen = -1
+        while time.monotonic() < end:
+            with self.state.lock:
+                now, busy = self.state.chat, self.state.inflight
+            if busy == 0 and now == seen:
+                return
+            seen = now
+            time.sleep(quiet_s)
+
 
 @contextmanager
 def serve(mode: str = "logprobs") -> Iterator[Server]:
