@@ -502,6 +502,9 @@ def score_cmd(
         f"scored {len(scored)} pairs with {v.card.name} ({variant}){extra}; score store "
         f"{stored.hits} hit(s), {stored.misses} scored -> {out}"
     )
+    usage = getattr(v, "usage_line", None)  # an instrument behind an endpoint says what it asked
+    if usage is not None:
+        click.echo(f"  {usage()}")
 
 
 def _auc_lines(frame: pd.DataFrame) -> list[str]:

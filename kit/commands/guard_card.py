@@ -45,6 +45,17 @@ def _render(frame: pd.DataFrame, fmt: str, title: str, console: list[str]) -> st
     return render(frame, fmt, title=title)
 
 
+CARD_SUMMARY = (
+    "name",
+    "kind",
+    "scoring_rule",
+    "onnx_sha256",
+    "model",
+    "base_url",
+    "instrument_sha256",
+)
+
+
 @click.command("card")
 @click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP)
 @verifier_loso_option
@@ -80,7 +91,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         else:
             loso_note = f"no leave-one-source-out cards in {verifier_loso}: {LOSO_HINT}"
     if fmt == "json":
-        summary = {k: card[k] for k in ("name", "kind", "scoring_rule", "onnx_sha256") if k in card}
+        summary = {k: card[k] for k in CARD_SUMMARY if k in card}
         tables = {"validation": validation, "loso": loso}
         out = {
             k: None if t is None else json.loads(t.to_json(orient="records"))

@@ -13,6 +13,7 @@ import click
 
 from kit.commands.options import PathDefault, checkout_path, raw_option
 from kit.commands.sealed import sealed_output
+from kit.errors import ConfigError
 from kit.guard.build_record import read_build_record
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
@@ -22,6 +23,9 @@ def print_card(card: dict, build: dict | None = None) -> None:
     the card's build record (:mod:`kit.guard.build_record`), for the speed it measured."""
     from kit.guard.compare import row_line
 
+    if card.get("kind") == "llm":
+        print_llm_card(card)
+        return
     click.echo(f"verifier: {card['name']}")
     click.echo(f"  kind {card['kind']}; scoring: {card['scoring_rule']}")
     click.echo(f"  fp32 sha256 {card['onnx_sha256']}")
@@ -290,17 +294,20 @@ def adapt_cmd(
 
 
 @click.command("import-verifier")
-@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "model", metavar="[MODEL]", required=False, type=click.Path(dir_okay=False, path_type=Path)
+)
 @click.option(
     "--tokenizer",
     type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="The model's tokenizers JSON (tokenizer.json).",
+    default=None,
+    help="The ONNX model's tokenizers JSON (tokenizer.json); required with MODEL.",
 )
 @click.option(
     "--labels",
-    required=True,
-    help="Output columns in order, e.g. entailment,neutral,contradiction (must name entailment).",
+    default=None,
+    help="Output columns in order, e.g. entailment,neutral,contradiction (must name "
+    "entailment); required with MODEL.",
 )
 @click.option(
     "--scoring",
@@ -324,31 +331,110 @@ def adapt_cmd(
     show_default=True,
     help="Token limit of a (claim, window) pair.",
 )
-@click.option("--name", default=None, help="Name on the card [the file's stem].")
+@click.option(
+    "--base-url",
+    default=None,
+    help="Instead of MODEL: an OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1) whose "
+    "chat model --model becomes an LLM verifier (a card of kind llm).",
+)
+@click.option("--model", "llm_model", default=None, help="With --base-url: the chat model's name.")
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="With --base-url: the environment variable holding the API key (never stored).",
+)
+@click.option(
+    "--answer-rule",
+    type=click.Choice(["auto", "logprobs", "samples"]),
+    default="auto",
+    show_default=True,
+    help="With --base-url: s = P(yes) / (P(yes) + P(no)) from top log-probabilities, or the "
+    "yes-share of --samples answers; auto asks once and takes logprobs when returned.",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="With the samples rule: answers per question (temperature 1, seeds 0..k-1).",
+)
+@click.option(
+    "--prompt",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --base-url: a prompt template file holding {claim} and {passage} once each "
+    "[the kit's frozen yes / no template].",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="With --base-url: requests in flight at once.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="With --base-url: seconds per request.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="With --base-url: retries of a request that failed in transport or with HTTP 429/5xx.",
+)
+@click.option(
+    "--backoff",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="With --base-url: seconds before the first retry, doubled before each next.",
+)
+@click.option("--name", default=None, help="Name on the card [the file's stem, or the model].")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="Card folder to write (the model, tokenizer and card.json).",
+    help="Card folder to write (the model, tokenizer and card.json; for --base-url card.json).",
 )
 @sealed_output("out", kind="guard-import-verifier", legacy="card.json")
 def import_cmd(
-    model: Path,
-    tokenizer: Path,
-    labels: str,
+    model: Path | None,
+    tokenizer: Path | None,
+    labels: str | None,
     scoring: str,
     relatedness: str | None,
     max_length: int,
+    base_url: str | None,
+    llm_model: str | None,
+    api_key_env: str,
+    answer_rule: str,
+    samples: int,
+    prompt: Path | None,
+    concurrency: int,
+    timeout: float,
+    retries: int,
+    backoff: float,
     name: str | None,
     out: Path,
 ) -> None:
-    """Bring your own ONNX cross-encoder: write a sha256-pinned card folder for it.
+    """Bring your own verifier: an ONNX cross-encoder, or a chat model behind an endpoint.
 
-    MODEL is the ONNX file of the cross-encoder.
+    MODEL is the ONNX file of the cross-encoder: one forward pass checks that the model takes
+    (input_ids, attention_mask[, token_type_ids]) and returns one logit column per label.
 
-    One forward pass checks that the model takes (input_ids, attention_mask[,
-    token_type_ids]) and returns one logit column per label. Every command then selects it
-    with `--verifier OUT`.
+    With --base-url and --model instead, the card pins a chat model at an OpenAI-compatible
+    endpoint (vLLM, the llama.cpp server, Ollama, a hosted API): the model name and endpoint,
+    the frozen prompt and its sha256, the decoding (temperature 0, top log-probabilities) and
+    the answer rule (P(yes) normalised over yes / no, or the yes-share of k samples where the
+    endpoint returns no log-probabilities). The endpoint is asked once; an unreachable one
+    exits 2 and nothing is written. The API key is read from --api-key-env at run time.
+
+    Every command then selects it with `--verifier OUT`.
 
     \b
     Example:
@@ -357,10 +443,38 @@ def import_cmd(
       kit guard import-verifier nli.onnx --tokenizer tokenizer.json \\
           --labels entailment,neutral,contradiction --relatedness minilm-bi \\
           --scoring two_signal --out data/verifier-mine
+      kit guard import-verifier --base-url http://127.0.0.1:8000/v1 \\
+          --model Qwen2.5-7B-Instruct --out data/verifier-qwen
     """
     from kit.guard.import_card import import_verifier
+    from kit.guard.llm_card import import_llm_verifier
+    from kit.guard.llm_client import ClientSettings
     from kit.guard.verifier import resolve_verifier
 
+    if base_url is not None:
+        if model is not None or llm_model is None:
+            raise ConfigError(
+                "bad_parameter", "--base-url takes --model NAME and no MODEL file argument"
+            )
+        settings = ClientSettings(concurrency, timeout, retries, backoff)
+        card = import_llm_verifier(
+            llm_model,
+            base_url,
+            out,
+            answer_rule=answer_rule,
+            prompt=prompt,
+            name=name,
+            api_key_env=api_key_env,
+            settings=settings,
+            samples=samples,
+        )
+        print_card(card)
+        return
+    if model is None or tokenizer is None or labels is None:
+        raise ConfigError(
+            "bad_parameter",
+            "give MODEL (an ONNX file) with --tokenizer and --labels, or --base-url with --model",
+        )
     names = [x.strip() for x in labels.split(",") if x.strip()]
     card = import_verifier(
         model,
@@ -373,3 +487,13 @@ def import_cmd(
         relatedness=resolve_verifier(relatedness) if relatedness else None,
     )
     print_card(card)
+
+
+def print_llm_card(card: dict) -> None:
+    """An LLM card's pinned fields (what the score store's key covers)."""
+    click.echo(f"verifier: {card['name']}")
+    click.echo(f"  kind llm; model {card['model']} at {card['base_url']}")
+    click.echo(f"  prompt sha256 {card['prompt_sha256']}; decoding {card['decoding']}")
+    click.echo(f"  answer rule: {card['answer_rule']['rule']}")
+    click.echo(f"  instrument sha256 {card['instrument_sha256']} (the score store's key)")
+    click.echo(f"  API key read from ${card['api_key_env']} when set (never stored)")

@@ -215,7 +215,33 @@ VOCABULARY: dict[str, Term] = {
     "cap_per_source": Term("--cap-per-source", "Training pairs per source at most (guard train)."),
     "leave_out": Term("--leave-out", "Train without this source (guard train)."),
     "threads": Term("--threads", "torch CPU threads (guard train)."),
-    "model": Term("--model", "Model name of imported runs (import lm-eval)."),
+    "model": Term(
+        "--model",
+        "Model name: of imported runs (import lm-eval), or of the chat model an LLM verifier "
+        "asks (guard import-verifier --base-url).",
+    ),
+    "base_url": Term(
+        "--base-url",
+        "An OpenAI-compatible endpoint (vLLM, llama.cpp server, Ollama, a hosted API), up to "
+        "/chat/completions (guard import-verifier).",
+    ),
+    "api_key_env": Term(
+        "--api-key-env",
+        "Environment variable an LLM verifier reads its API key from; keys are never stored.",
+    ),
+    "answer_rule": Term(
+        "--answer-rule",
+        "How an LLM verifier's yes / no answer becomes a score: top log-probabilities or the "
+        "yes-share of sampled answers.",
+    ),
+    "samples": Term("--samples", "Answers sampled per question (LLM verifier, samples rule)."),
+    "prompt": Term("--prompt", "A frozen prompt template file with {claim} and {passage}."),
+    "concurrency": Term("--concurrency", "Requests in flight at once to a model endpoint."),
+    "timeout": Term("--timeout", "Seconds one request to a model endpoint may take."),
+    "retries": Term("--retries", "Retries of a failed request (transport error, HTTP 429 or 5xx)."),
+    "backoff": Term(
+        "--backoff", "Seconds before the first retry; doubled before each next (no jitter)."
+    ),
     "task": Term("--task", "Task name of imported runs (import lm-eval)."),
     "lm_eval_filter": Term(
         "--filter", "The lm-eval filter whose responses are imported (import lm-eval)."

@@ -426,6 +426,9 @@ def open_scorer(
 
         import_ray()
         windowed_parts(verifier)
+    bind = getattr(verifier, "bind_store", None)
+    if bind is not None:  # an LLM verifier stores its (claim, window) answers in the same root
+        bind(None if root is None else Path(root))
     store = ScoreStore(
         None if root is None else Path(root),
         verifier.card.onnx_sha256,

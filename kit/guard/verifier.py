@@ -555,7 +555,8 @@ DEFAULT_VERIFIER = "minilm-nli"
 VERIFIER_HELP = (
     "Verifier: a built-in name (minilm-nli = the kit-trained cross-encoder, the default; "
     "minilm-bi = the similarity bi-encoder) or a folder holding a card.json "
-    "(from `kit guard train`, `kit guard adapt` or `kit guard import-verifier`)."
+    "(from `kit guard train`, `kit guard adapt` or `kit guard import-verifier`; an LLM "
+    "behind an OpenAI-compatible endpoint: `kit guard import-verifier --base-url`)."
 )
 CLASS_RULES = ("entailment", "entailment_minus_contradiction")  # from class probabilities alone
 FITTED_RULE = "fitted"  # weights fitted on a lab's sample by `kit guard adapt` (extra.fitted)
@@ -598,6 +599,8 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
     card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
     if not isinstance(card, dict):
         raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
+    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.llm_card)
+        return card
     missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
     if missing:
         raise InputError(
@@ -678,13 +681,18 @@ def load_verifier(
 ) -> OnnxBiEncoder | OnnxCrossEncoder:
     """The verifier a card describes (``spec``: a built-in name or a card folder).
 
-    The card's ``kind`` selects the code path -- ``bi-encoder`` or ``cross-encoder`` -- and the
-    ONNX file's sha256 is checked against the card before use. A cross-encoder card carries its
+    The card's ``kind`` selects the code path -- ``bi-encoder``, ``cross-encoder`` or ``llm``
+    (a chat model behind an OpenAI-compatible endpoint, :mod:`kit.guard.llm_card`) -- and the
+    ONNX file's (or the LLM card's instrument) sha256 is checked against the card before use. A cross-encoder card carries its
     label order (``extra.labels``, must include ``entailment``) and its scoring rule
     (``extra.scoring``, one of :data:`SCORING_RULES`).
     """
     folder = resolve_verifier(spec)
     d = load_card(folder)
+    if d["kind"] == "llm":  # model + endpoint + prompt sha256 + decoding + answer rule
+        from kit.guard.llm_card import load_llm_verifier
+
+        return load_llm_verifier(folder, d, variant)  # type: ignore[return-value]
     path, sha = _checked_model(folder, d, variant)
     fields = set(ModelCard.__dataclass_fields__)
     card = ModelCard(
@@ -764,6 +772,6 @@ def load_verifier(
         )
     raise InputError(
         "bad_card",
-        f"card kind must be 'bi-encoder' or 'cross-encoder'; got {d['kind']!r}",
+        f"card kind must be 'bi-encoder', 'cross-encoder' or 'llm'; got {d['kind']!r}",
         where=Location(str(folder / "card.json")),
     )

@@ -1,0 +1,63 @@
+"""Issue 40 part 1: `kit audit --verifier CARD` with an LLM card, through a loopback server.
+
+The chat model is the synthetic word-overlap judge of tests/llm_server.py on 127.0.0.1; the
+audit scores its calibration pairs and the planted runs' citations with it. A second audit
+asks the model nothing: every score comes from the shared score store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from audit_helpers import invoke
+from llm_server import MODEL, serve
+
+from kit.schema import validate_json
+
+
+def test_audit_with_an_llm_card_and_a_warm_store_asks_nothing(
+    tmp_path: Path, planted_dir: Path, registry_raw: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "store"))
+    card = tmp_path / "card"
+
+    def audit(out: Path):
+        return invoke(
+            "audit",
+            str(planted_dir / "runs.jsonl"),
+            "--checklists",
+            str(planted_dir / "checklists.jsonl"),
+            "--raw",
+            str(registry_raw),
+            "--verifier",
+            str(card),
+            "--n-cal",
+            "30",
+            "--out",
+            str(out),
+        )
+
+    with serve() as srv:
+        r = invoke(
+            "guard", "import-verifier", "--base-url", srv.url, "--model", MODEL, "--out", str(card)
+        )
+        assert r.exit_code == 0, r.output
+        r = audit(tmp_path / "a1")
+        assert r.exit_code == 0, r.output
+        asked = srv.state.chat
+        assert asked > 30  # the calibration pairs and the citations were asked
+        summary = json.loads((tmp_path / "a1" / "summary.json").read_text())
+        validate_json(summary, "audit_summary", "summary.json")
+        sha = json.loads((card / "card.json").read_text())["instrument_sha256"]
+        assert summary["verifier"]["onnx_sha256"] == sha
+        r = audit(tmp_path / "a2")
+        assert r.exit_code == 0, r.output
+        assert srv.state.chat == asked  # a re-audit never re-asks the model
+    a1 = json.loads((tmp_path / "a1" / "summary.json").read_text())
+    a2 = json.loads((tmp_path / "a2" / "summary.json").read_text())
+    assert a1["headline"] == a2["headline"]
+    assert (tmp_path / "a1" / "citations.csv").read_bytes() == (
+        tmp_path / "a2" / "citations.csv"
+    ).read_bytes()

@@ -1,0 +1,226 @@
+"""A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions protocol (synthetic judge).
+
+Not a mock of the client: the kit's httpx client talks to it over a loopback socket. The
+"model" is a deterministic word-overlap judge: from the kit's prompt it reads the claim and the
+passage back, and P(yes) = 0.02 + 0.96 * (share of the claim's words of 3+ letters that occur
+in the passage) -- so tests can predict every score (:func:`p_yes`) and a supported pair ranks
+above an unrelated one. Modes:
+
+* ``logprobs`` -- temperature-0 answers with ``top_logprobs``: a whitespace token first, then
+  the answer token, whose top list splits P(yes) over "Yes" and " yes" (case and whitespace
+  differ) and lists "No" and an unrelated token;
+* ``nologprobs`` -- an endpoint without log-probabilities (``logprobs: null``): each answer is
+  yes with probability P(yes), drawn from sha256(seed, prompt) (deterministic per seed);
+* ``error500`` -- every chat request answers HTTP 500;
+* ``flaky`` -- the first request of each prompt answers HTTP 429, the next ones succeed;
+* ``refuse`` -- answers "I cannot judge this." with no yes / no among the top tokens;
+* ``slow`` -- waits 2 s before answering (longer than a test's client timeout).
+
+It counts chat requests (``chat``) and model listings (``models``), the most chat requests it
+held at once (``max_inflight``), and records the Authorization headers it saw. Nothing beyond loopback is contacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "overlap-judge"
+_PROMPT = re.compile(r"Claim: (.*?)\n\nPassage: (.*?)\n\nDoes the passage", re.S)
+_WORD = re.compile(r"[a-z0-9]{3,}")
+
+
+def p_yes(claim: str, passage: str) -> float:
+    """The synthetic judge's P(yes) for one (claim, passage window)."""
+    words = set(_WORD.findall(claim.lower()))
+    if not words:
+        return 0.02
+    seen = set(_WORD.findall(passage.lower()))
+    return 0.02 + 0.96 * len(words & seen) / len(words)
+
+
+@dataclass
+class ServerState:
+    mode: str = "logprobs"
+    chat: int = 0
+    models: int = 0
+    attempts: Counter = field(default_factory=Counter)
+    auth: set = field(default_factory=set)
+    inflight: int = 0
+    key: str = ""  # when set, both endpoints answer 401 without "Authorization: Bearer KEY"
+    max_inflight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _choice(state: ServerState, body: dict, prompt: str) -> tuple[int, dict]:
+    m = _PROMPT.search(prompt)
+    if m is None:
+        return 400, {"error": {"message": "prompt not understood"}}
+    p = p_yes(m.group(1), m.group(2))
+    with state.lock:
+        state.attempts[prompt] += 1
+        first = state.attempts[prompt] == 1
+    if state.mode == "error500":
+        return 500, {"error": {"message": "internal error"}}
+    if state.mode == "flaky" and first:
+        return 429, {"error": {"message": "rate limited"}}
+    if state.mode == "refuse":
+        top = [{"token": "I", "logprob": math.log(0.9)}, {"token": "Sorry", "logprob": -3.0}]
+        entry = {"token": "I", "logprob": math.log(0.9), "top_logprobs": top}
+        return 200, {
+            "message": {"role": "assistant", "content": "I cannot judge this."},
+            "logprobs": {"content": [entry]} if body.get("logprobs") else None,
+        }
+    if state.mode == "nologprobs":
+        seed = int(body.get("seed", 0))
+        if float(body.get("temperature", 0)) == 0:
+            yes = p >= 0.5
+        else:
+            u = int(hashlib.sha256(f"{seed}|{prompt}".encode()).hexdigest(), 16) / 16**64
+            yes = u < p
+        return 200, {
+            "message": {"role": "assistant", "content": "Yes." if yes else "No."},
+            "logprobs": None,
+        }
+    top = [
+        {"token": "Yes", "logprob": math.log(0.9 * p)},
+        {"token": " yes", "logprob": math.log(0.1 * p)},
+        {"token": "No", "logprob": math.log(1 - p)},
+        {"token": "Maybe", "logprob": math.log(1e-4)},
+    ][: int(body.get("top_logprobs", 4))]
+    answer = "Yes" if p >= 0.5 else "No"
+    content = [
+        {"token": "\n", "logprob": 0.0, "top_logprobs": [{"token": "\n", "logprob": 0.0}]},
+        {"token": answer, "logprob": top[0]["logprob"], "top_logprobs": top},
+    ]
+    return 200, {
+        "message": {"role": "assistant", "content": answer},
+        "logprobs": {"content": content} if body.get("logprobs") else None,
+    }
+
+
+def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, obj: dict) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _refused(self) -> bool:
+            if state.key and self.headers.get("Authorization", "") != f"Bearer {state.key}":
+                self._send(401, {"error": {"message": "invalid api key"}})
+                return True
+            return False
+
+        def do_GET(self) -> None:
+            if self._refused():
+                return
+            if self.path.rstrip("/") == "/v1/models":
+                with state.lock:
+                    state.models += 1
+                self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+            else:
+                self._send(404, {"error": {"message": "not found"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if self._refused():
+                return
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, {"error": {"message": "not found"}})
+                return
+            with state.lock:
+                state.chat += 1
+                state.auth.add(self.headers.get("Authorization", ""))
+                state.inflight += 1
+                state.max_inflight = max(state.max_inflight, state.inflight)
+            try:
+                self._chat(body)
+            finally:
+                with state.lock:
+                    state.inflight -= 1
+
+        def _chat(self, body: dict) -> None:
+            if state.mode == "slow":
+                time.sleep(2.0)
+            if body.get("model") != MODEL:
+                self._send(404, {"error": {"message": f"model {body.get('model')} not found"}})
+                return
+            prompt = body["messages"][-1]["content"]
+            status, choice = _choice(state, body, prompt)
+            if status != 200:
+                self._send(status, choice)
+                return
+            self._send(
+                200,
+                {
+                    "id": "cmpl-test",
+                    "object": "chat.completion",
+                    "model": MODEL,
+                    "choices": [{"index": 0, "finish_reason": "stop", **choice}],
+                },
+            )
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default backlog (5) drops connections under concurrency
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that timed out has closed its socket: not an error of the server."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
+@dataclass
+class Server:
+    url: str  # base URL, ending in /v1
+    state: ServerState
+
+    def settle(self, quiet_s: float = 0.5, limit_s: float = 20.0) -> None:
+        """Wait until no chat request is in flight and none arrived for ``quiet_s`` (requests
+        a client gave up on are still served, late)."""
+        end = time.monotonic() + limit_s
+        seen = -1
+        while time.monotonic() < end:
+            with self.state.lock:
+                now, busy = self.state.chat, self.state.inflight
+            if busy == 0 and now == seen:
+                return
+            seen = now
+            time.sleep(quiet_s)
+
+
+@contextmanager
+def serve(mode: str = "logprobs") -> Iterator[Server]:
+    """A ThreadingHTTPServer on 127.0.0.1 at an ephemeral port, for the duration of the block."""
+    state = ServerState(mode=mode)
+    httpd = _Server(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}/v1", state)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
