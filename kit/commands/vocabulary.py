@@ -157,7 +157,8 @@ VOCABULARY: dict[str, Term] = {
     "description": Term("--description", "One line saying what a corpus is.", _SHARED),
     # -- options of one command ------------------------------------------------------------
     "gold": Term(
-        "--gold", "Gold labels of a uniform random subset of the judged items (kit anchor)."
+        "--gold",
+        "Gold labels of a uniform random subset of the judged items (kit anchor, kit audit).",
     ),
     "half_width": Term(
         "--half-width", "Target interval half-width of the gold sample size planner (kit anchor)."
