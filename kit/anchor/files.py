@@ -1,11 +1,12 @@
 """`kit anchor`'s shell: read and check the judged and gold tables, build the artifact, print it.
 
-JUDGED (``schemas/anchor_judged.yaml``: item_id, judge in [0, 1]) and GOLD
+JUDGED (``schemas/anchor_judged.yaml``: item_id, judge in [0, 1], optional stratum) and GOLD
 (``schemas/anchor_gold.yaml``: item_id, gold 0/1) are csv or parquet. Refused with exit status 2,
 naming the file, row and column: a table that breaks its schema (a duplicate item_id, a judge
 score outside [0, 1], a gold label other than 0/1, a missing value), a gold item that was not
 judged, fewer than :data:`kit.anchor.rates.MIN_GOLD` gold items, and a judged set that has no
-item without gold (nothing unlabelled for the judge to speak for). The unlabelled part is the
+item without gold (nothing unlabelled for the judge to speak for), and -- when JUDGED has a
+``stratum`` column, a stratified design -- a stratum without gold. The unlabelled part is the
 judged items without gold.
 
 The artifact (``schemas/json/anchor.schema.json``) holds the three rows of
@@ -15,13 +16,14 @@ the assumption, the warnings and, with a target half-width, the labelling plan.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from kit.anchor.rates import ASSUMPTION, MIN_GOLD, AnchoredRates, anchored_rates, too_small
+from kit.anchor.rates import MIN_GOLD, AnchoredRates, anchored_rates, too_small
 from kit.errors import InputError, Location
 from kit.hashing import file_sha256
 from kit.schema import read_table
@@ -36,14 +38,24 @@ def _row_base(frame: pd.DataFrame) -> int:
     return int(frame.attrs.get("row_base", 2))
 
 
-def align(
-    judged: pd.DataFrame, gold: pd.DataFrame, judged_path: Path, gold_path: Path
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(gold labels, judge scores of the gold items, judge scores of the unlabelled items),
-    gold items in GOLD's order and unlabelled items in JUDGED's. Raises :class:`InputError`
-    naming GOLD's rows whose item was not judged, a gold sample that is too small, and a
-    judged set without an unlabelled item."""
-    score = dict(zip(judged["item_id"].astype(str), judged["judge"].astype(float), strict=True))
+@dataclass(frozen=True)
+class Aligned:
+    """Gold labels and judge scores of the gold items (GOLD's order), judge scores of the
+    unlabelled items (JUDGED's order), and each one's stratum when JUDGED has a stratum column."""
+
+    gold: np.ndarray
+    judge_gold: np.ndarray
+    judge_unlabelled: np.ndarray
+    strata_gold: np.ndarray | None = None
+    strata_unlabelled: np.ndarray | None = None
+
+
+def align(judged: pd.DataFrame, gold: pd.DataFrame, judged_path: Path, gold_path: Path) -> Aligned:
+    """Gold and judged items matched by item_id (:class:`Aligned`). Raises :class:`InputError`
+    naming GOLD's rows whose item was not judged, a gold sample that is too small, a judged set
+    without an unlabelled item, and a stratum without gold."""
+    ids_judged = judged["item_id"].astype(str).tolist()
+    score = dict(zip(ids_judged, judged["judge"].astype(float), strict=True))
     ids = gold["item_id"].astype(str).tolist()
     missing = [i for i, item in enumerate(ids) if item not in score]
     if missing:
@@ -67,6 +79,23 @@ def align(
         raise InputError("gold_too_small", reason, where=Location(str(gold_path)))
     labelled = set(ids)
     unlabelled = [s for item, s in score.items() if item not in labelled]
+    strata_g = strata_u = None
+    if "stratum" in judged.columns:
+        stratum = dict(zip(ids_judged, judged["stratum"].astype(str), strict=True))
+        strata_g = np.asarray([stratum[item] for item in ids], dtype=object)
+        strata_u = np.asarray(
+            [stratum[item] for item in ids_judged if item not in labelled], dtype=object
+        )
+        with_gold = set(strata_g)
+        empty = sorted({s for s in stratum.values() if s not in with_gold})
+        if empty:
+            first = next(i for i, item in enumerate(ids_judged) if stratum[item] == empty[0])
+            raise InputError(
+                "stratum_without_gold",
+                f"stratum {empty[0]!r} has no gold item ({len(empty)} strata without gold): a "
+                "stratified design needs gold in every stratum",
+                where=Location(str(judged_path), first + _row_base(judged), "stratum"),
+            )
     if not unlabelled:
         raise InputError(
             "nothing_unlabelled",
@@ -76,7 +105,7 @@ def align(
         )
     y = gold["gold"].to_numpy(dtype=float)
     fg = np.asarray([score[item] for item in ids], dtype=float)
-    return y, fg, np.asarray(unlabelled, dtype=float)
+    return Aligned(y, fg, np.asarray(unlabelled, dtype=float), strata_g, strata_u)
 
 
 def anchor_files(
@@ -90,9 +119,18 @@ def anchor_files(
     (a JSON-able dict, validated by the caller against ``anchor``)."""
     judged = read_table(judged_path, JUDGED_SCHEMA)
     gold = read_table(gold_path, GOLD_SCHEMA)
-    y, fg, fu = align(judged, gold, judged_path, gold_path)
+    a = align(judged, gold, judged_path, gold_path)
     name = judge or judged_path.name
-    result = anchored_rates(y, fg, fu, name, alpha, half_width)
+    result = anchored_rates(
+        a.gold,
+        a.judge_gold,
+        a.judge_unlabelled,
+        name,
+        alpha,
+        half_width,
+        a.strata_gold,
+        a.strata_unlabelled,
+    )
     return result, artifact(result, judged_path, gold_path)
 
 
@@ -106,8 +144,11 @@ def artifact(result: AnchoredRates, judged_path: Path, gold_path: Path) -> dict[
         "kit_version": __version__,
         "judge": result.judge,
         "alpha": result.alpha,
-        "assumption": ASSUMPTION,
-        "design": "uniform",
+        "assumption": result.assumption,
+        "design": "uniform" if result.strata is None else "stratified",
+        "strata": None
+        if result.strata is None
+        else [{"stratum": h, "n_judged": m, "n_gold": n} for h, m, n in result.strata],
         "inputs": {
             "judged": {"name": judged_path.name, "sha256": file_sha256(judged_path)},
             "gold": {"name": gold_path.name, "sha256": file_sha256(gold_path)},
@@ -170,13 +211,20 @@ def lines(result: AnchoredRates, out: Path | None = None) -> list[str]:
     out_lines += [
         "",
         "  ppi: PPI++ (power-tuned prediction-powered inference; lambda = 1 is PPI, 0 gold-only)",
-        f"  assumption: {ASSUMPTION}",
+        f"  assumption: {result.assumption}",
     ]
+    if result.strata is not None:
+        out_lines.append(
+            "  strata (judged/gold): "
+            + ", ".join(f"{h} {m}/{n}" for h, m, n in result.strata)
+            + "; the judge-only rate is the plain mean over every judged item"
+        )
     plan = result.plan
     if plan is not None:
         if plan.n_gold is not None:
             out_lines.append(
-                f"  plan: +-{plan.target_half_width:g} needs about {plan.n_gold} gold items of "
+                ("  plan (for a uniform design)" if result.strata is not None else "  plan")
+                + f": +-{plan.target_half_width:g} needs about {plan.n_gold} gold items of "
                 f"{plan.n_judged} judged (projected +-{plan.half_width:.4f}, lambda "
                 f"{plan.lam:.3f}; gold-only would need {plan.n_gold_only}), from this pilot of "
                 f"{plan.pilot_n}"

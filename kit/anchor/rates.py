@@ -39,6 +39,11 @@ ASSUMPTION = (
     "the gold items are a uniform random subset of the judged items (each judged item equally "
     "likely to be gold-labelled, independently of its judge score and gold label)"
 )
+STRATIFIED_ASSUMPTION = (
+    "stratified design: within each stratum the gold items are a uniform random subset of that "
+    "stratum's judged items; the strata sizes are known (counted in the judged table) and weight "
+    "each gold item by M_h / n_h and each unlabelled item by M_h / (M_h - n_h)"
+)
 METHODS = ("ppi", "judge_only", "gold_only")
 DESCRIPTIONS = {
     "ppi": "PPI++: power-tuned prediction-powered inference (Angelopoulos, Duchi & Zrnic 2023; "
@@ -78,6 +83,11 @@ class AnchoredRates:
     rows: tuple[RateRow, ...]
     warnings: tuple[str, ...]
     plan: GoldPlan | None = None
+    strata: tuple[tuple[str, int, int], ...] | None = None  # (stratum, judged, gold) if stratified
+
+    @property
+    def assumption(self) -> str:
+        return ASSUMPTION if self.strata is None else STRATIFIED_ASSUMPTION
 
     def row(self, method: str) -> RateRow:
         return next(r for r in self.rows if r.method == method)
@@ -112,6 +122,32 @@ def gold_warnings(gold: np.ndarray) -> list[str]:
     return out
 
 
+def stratified_weights(
+    strata_gold: ArrayLike, strata_unlabelled: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, int, int], ...]]:
+    """Design weights of a stratified gold sample (Horvitz-Thompson / inverse inclusion
+    probability): stratum h has M_h judged items of which n_h are gold, drawn uniformly within
+    it; a gold item weighs M_h / n_h and an unlabelled one M_h / (M_h - n_h), so the weighted
+    means of the rectifier over gold and of the judge over the unlabelled items are stratified
+    (Hajek) estimates of their means over all judged items -- the ``w`` / ``w_unlabeled`` of
+    ppi-python's weighted PPI. Also returns (stratum, M_h, n_h) per stratum, sorted. Raises
+    ``ValueError`` naming a stratum without gold (its items cannot be anchored)."""
+    sg = np.asarray(strata_gold, dtype=object).reshape(-1).astype(str)
+    su = np.asarray(strata_unlabelled, dtype=object).reshape(-1).astype(str)
+    names = sorted(set(sg) | set(su))
+    n_h = {h: int((sg == h).sum()) for h in names}
+    m_h = {h: n_h[h] + int((su == h).sum()) for h in names}
+    empty = [h for h in names if n_h[h] == 0]
+    if empty:
+        raise ValueError(
+            f"stratum {empty[0]!r} has {m_h[empty[0]]} judged items and no gold item"
+            + (f" ({len(empty)} strata without gold)" if len(empty) > 1 else "")
+        )
+    w = np.asarray([m_h[h] / n_h[h] for h in sg], dtype=float)
+    wu = np.asarray([m_h[h] / (m_h[h] - n_h[h]) for h in su], dtype=float)
+    return w, wu, tuple((h, m_h[h], n_h[h]) for h in names)
+
+
 def anchored_rates(
     gold: ArrayLike,
     judge_gold: ArrayLike,
@@ -119,6 +155,8 @@ def anchored_rates(
     judge: str,
     alpha: float = 0.05,
     half_width: float | None = None,
+    strata_gold: ArrayLike | None = None,
+    strata_unlabelled: ArrayLike | None = None,
 ) -> AnchoredRates:
     """The PPI++, judge-only and gold-only estimates of one rate (see the module doc).
 
@@ -126,7 +164,12 @@ def anchored_rates(
     holds the judge scores of the judged items without gold. ``half_width``: also plan the gold
     sample size for that half-width, with this gold sample as the pilot
     (:func:`kit.stats.ppi.plan_gold_size`). Raises ``ValueError`` on a gold sample
-    :func:`too_small` or no unlabelled item (callers check first and say where)."""
+    :func:`too_small` or no unlabelled item (callers check first and say where).
+
+    ``strata_gold`` / ``strata_unlabelled`` (one stratum label per item): a stratified design;
+    PPI++ and gold-only use the design weights of :func:`stratified_weights` (the judge-only
+    rate is the plain mean over every judged item either way). The planner assumes a uniform
+    design."""
     y = np.asarray(gold, dtype=float).reshape(-1)
     fg = np.asarray(judge_gold, dtype=float).reshape(-1)
     fu = np.asarray(judge_unlabelled, dtype=float).reshape(-1)
@@ -136,10 +179,15 @@ def anchored_rates(
     if fu.size == 0:
         raise ValueError("no unlabelled item: every judged item has gold")
     f_all = np.concatenate([fg, fu])
+    w = wu = strata = None
+    if strata_gold is not None or strata_unlabelled is not None:
+        if strata_gold is None or strata_unlabelled is None:
+            raise ValueError("give the strata of both the gold and the unlabelled items")
+        w, wu, strata = stratified_weights(strata_gold, strata_unlabelled)
     ests: dict[str, MeanEstimate] = {
-        "ppi": ppi_mean(y, fg, fu, alpha),
+        "ppi": ppi_mean(y, fg, fu, alpha, None, w, wu),
         "judge_only": classical_mean(f_all, alpha),
-        "gold_only": classical_mean(y, alpha),
+        "gold_only": classical_mean(y, alpha, w),
     }
     relative = {"ppi": "gold", "judge_only": judge, "gold_only": "gold"}
     rows = tuple(
@@ -171,4 +219,5 @@ def anchored_rates(
         rows=rows,
         warnings=tuple(gold_warnings(y)),
         plan=plan,
+        strata=strata,
     )

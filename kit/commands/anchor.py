@@ -73,6 +73,11 @@ def anchor(
       judge_only  the judge's mean over every judged item: relative to the named judge.
       gold_only   the gold labels' mean.
 
+    With a `stratum` column in JUDGED the design is stratified: gold drawn uniformly within
+    each stratum, the strata sizes counted in JUDGED; PPI++ and gold-only then carry the
+    design weights (gold M_h/n_h, unlabelled M_h/(M_h - n_h)), and a stratum without gold is
+    refused.
+
     Every interval is the CLT normal interval (as ppi-python's). Refused (exit 2, naming
     file, row, column): a duplicate item_id, a judge score outside [0, 1], a gold label other
     than 0/1, a gold item that was not judged, fewer than 10 gold items, no unlabelled item.

@@ -234,3 +234,62 @@ def test_parquet_inputs(tmp_path: Path) -> None:
     assert _run(str(jp), "--gold", str(gp), "--out", str(b), "--name", "J")[0] == 0
     rows_a, rows_b = (json.loads(p.read_text())["rows"] for p in (a, b))
     assert rows_a == rows_b
+
+
+def _stratified(tmp: Path, gold_in_b: bool = True) -> tuple[Path, Path]:
+    """SYNTHETIC: 40 items in stratum a (rate 1/2), 80 in b (rate 1/4); gold 20 of a and,
+    when ``gold_in_b``, 12 of b."""
+    judged, gold = ["item_id,judge,stratum"], ["item_id,gold"]
+    for h, m, k, every in (("a", 40, 20, 2), ("b", 80, 12 if gold_in_b else 0, 4)):
+        for i in range(m):
+            y = int(i % every == 0)
+            judged.append(f"{h}{i},{0.2 + 0.6 * y - 0.1 * (i % 3 == 0):.2f},{h}")
+            if i < k:
+                gold.append(f"{h}{i},{y}")
+    j, g = tmp / "judged.csv", tmp / "gold.csv"
+    j.write_text("\n".join(judged) + "\n")
+    g.write_text("\n".join(gold) + "\n")
+    return j, g
+
+
+def test_stratified_design_uses_design_weights(tmp_path: Path) -> None:
+    from kit.stats.ppi import classical_mean, ppi_mean
+
+    j, g = _stratified(tmp_path)
+    out = tmp_path / "o.json"
+    code, stdout, _ = _run(str(j), "--gold", str(g), "--out", str(out))
+    assert code == 0
+    art = validate_json(json.loads(out.read_text()), "anchor")
+    assert art["design"] == "stratified" and "within each stratum" in art["assumption"]
+    assert art["strata"] == [
+        {"stratum": "a", "n_judged": 40, "n_gold": 20},
+        {"stratum": "b", "n_judged": 80, "n_gold": 12},
+    ]
+    assert "strata (judged/gold): a 40/20, b 80/12" in stdout
+    # the design weights: gold M_h / n_h, unlabelled M_h / (M_h - n_h)
+    import pandas as pd
+
+    jf = pd.read_csv(j)
+    gf = pd.read_csv(g).merge(jf, on="item_id")
+    un = jf[~jf["item_id"].isin(gf["item_id"])]
+    w = gf["stratum"].map({"a": 40 / 20, "b": 80 / 12}).to_numpy()
+    wu = un["stratum"].map({"a": 40 / 20, "b": 80 / 68}).to_numpy()
+    want = ppi_mean(gf["gold"], gf["judge"], un["judge"], 0.05, None, w, wu)
+    rows = {r["method"]: r for r in art["rows"]}
+    assert [rows["ppi"][k] for k in ("estimate", "ci_low", "ci_high")] == pytest.approx(
+        [want.estimate, want.ci_low, want.ci_high], abs=1e-12
+    )
+    # gold-only with design weights is the stratified mean of the gold labels
+    strat = (40 * gf[gf.stratum == "a"].gold.mean() + 80 * gf[gf.stratum == "b"].gold.mean()) / 120
+    assert rows["gold_only"]["estimate"] == pytest.approx(strat, abs=1e-12)
+    assert rows["gold_only"]["ci_low"] == pytest.approx(classical_mean(gf["gold"], 0.05, w).ci_low)
+    # the judge-only rate stays the plain mean over every judged item
+    assert rows["judge_only"]["estimate"] == pytest.approx(jf["judge"].mean(), abs=1e-12)
+
+
+def test_refuses_a_stratum_without_gold(tmp_path: Path) -> None:
+    j, g = _stratified(tmp_path, gold_in_b=False)
+    code, _, err = _run(str(j), "--gold", str(g), "--out", str(tmp_path / "o.json"))
+    assert code == 2 and not (tmp_path / "o.json").exists()
+    assert "stratum_without_gold" in err and "stratum 'b' has no gold item" in err
+    assert "judged.csv, row 42, column 'stratum'" in err
