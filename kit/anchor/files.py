@@ -26,12 +26,23 @@ import pandas as pd
 from kit.anchor.rates import MIN_GOLD, AnchoredRates, anchored_rates, too_small
 from kit.errors import InputError, Location
 from kit.hashing import file_sha256
-from kit.schema import read_table
 
 ARTIFACT = "anchor"
 JUDGED_SCHEMA = "anchor_judged"
 GOLD_SCHEMA = "anchor_gold"
 MAX_LISTED = 20
+
+
+def read_items(path: Path, schema: str) -> pd.DataFrame:
+    """A JUDGED or GOLD table (csv as text; parquet typed), validated against ``schema``;
+    whole-number item ids of a parquet file (an integer column) are read as their digits."""
+    from kit.schema import read_frame, validate_frame
+
+    frame = read_frame(path)
+    ids = frame.get("item_id")
+    if ids is not None and pd.api.types.is_integer_dtype(ids.dtype):
+        frame = frame.assign(item_id=ids.astype(str))
+    return validate_frame(frame, schema, str(path))
 
 
 def _row_base(frame: pd.DataFrame) -> int:
@@ -117,8 +128,8 @@ def anchor_files(
 ) -> tuple[AnchoredRates, dict[str, Any]]:
     """Read and check JUDGED and GOLD, estimate the three rates; the result and its artifact
     (a JSON-able dict, validated by the caller against ``anchor``)."""
-    judged = read_table(judged_path, JUDGED_SCHEMA)
-    gold = read_table(gold_path, GOLD_SCHEMA)
+    judged = read_items(judged_path, JUDGED_SCHEMA)
+    gold = read_items(gold_path, GOLD_SCHEMA)
     a = align(judged, gold, judged_path, gold_path)
     name = judge or judged_path.name
     result = anchored_rates(

@@ -293,3 +293,45 @@ def test_refuses_a_stratum_without_gold(tmp_path: Path) -> None:
     assert code == 2 and not (tmp_path / "o.json").exists()
     assert "stratum_without_gold" in err and "stratum 'b' has no gold item" in err
     assert "judged.csv, row 42, column 'stratum'" in err
+
+
+def test_integer_ids_in_parquet_read_as_in_csv(tmp_path: Path) -> None:
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    y = (np.arange(80) % 3 == 0).astype(int)
+    judged = pd.DataFrame(
+        {"item_id": np.arange(80), "judge": np.clip(0.3 + 0.5 * y + rng.normal(0, 0.1, 80), 0, 1)}
+    )
+    gold = pd.DataFrame({"item_id": np.arange(0, 80, 2), "gold": y[::2]})
+    judged.to_parquet(tmp_path / "j.parquet")
+    gold.to_parquet(tmp_path / "g.parquet")
+    judged.to_csv(tmp_path / "j.csv", index=False)
+    gold.to_csv(tmp_path / "g.csv", index=False)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert (
+        _run(
+            str(tmp_path / "j.parquet"),
+            "--gold",
+            str(tmp_path / "g.parquet"),
+            "--out",
+            str(a),
+            "--name",
+            "J",
+        )[0]
+        == 0
+    )
+    assert (
+        _run(
+            str(tmp_path / "j.csv"),
+            "--gold",
+            str(tmp_path / "g.csv"),
+            "--out",
+            str(b),
+            "--name",
+            "J",
+        )[0]
+        == 0
+    )
+    rows_a, rows_b = (json.loads(p.read_text())["rows"] for p in (a, b))
+    assert rows_a == rows_b and json.loads(a.read_text())["n_gold"] == 40
