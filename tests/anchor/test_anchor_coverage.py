@@ -114,3 +114,28 @@ def test_stratified_design_covers_and_ignoring_it_does_not() -> None:
     assert cov["ppi"] <= 1.0 and cov["gold_only"] <= 1.0
     # the oversampled stratum biases an estimate that assumes a uniform design
     assert cov["ppi_ignoring_strata"] < 0.5, cov
+
+
+def test_planned_gold_size_delivers_the_target_half_width() -> None:
+    """SYNTHETIC: a pilot of 300 gold items plans n for +-0.03; datasets with n gold items drawn
+    from the same pool then have PPI++ half-widths near 0.03 (the pilot's moments are
+    estimates: within 10%), and gold alone would need far more."""
+    from kit.stats.ppi import plan_gold_size, ppi_mean
+
+    rng = np.random.default_rng(11)
+    size = 3000
+    y = (rng.random(size) < 0.3).astype(float)
+    f = np.clip(0.25 + 0.45 * y + rng.normal(0, 0.2, size), 0, 1)
+    pilot = rng.choice(size, 300, replace=False)
+    plan = plan_gold_size(y[pilot], f[pilot], f, 0.03)
+    assert plan.n_gold is not None and plan.n_gold < plan.n_gold_only
+    half = []
+    for _ in range(200):
+        mask = np.zeros(size, dtype=bool)
+        mask[rng.choice(size, plan.n_gold, replace=False)] = True
+        e = ppi_mean(y[mask], f[mask], f[~mask])
+        half.append(e.ci_high - e.estimate)
+    print(
+        f"planned n = {plan.n_gold} (gold-only {plan.n_gold_only}); mean half-width {np.mean(half):.4f}"
+    )
+    assert abs(np.mean(half) - 0.03) <= 0.003
