@@ -25,14 +25,16 @@ _file = click.Path(dir_okay=False, path_type=Path)
     "--out",
     type=_file,
     required=True,
-    help="The artifact (JSON; schemas/json/anchor.schema.json), sealed in OUT.receipt.json.",
+    help="The artifact (JSON; schemas/json/anchor.schema.json), sealed in the sidecar "
+    "OUT.receipt.json beside it (e.g. anchor.json.receipt.json).",
 )
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
-    help="Error level: every interval covers the rate with probability 1 - alpha.",
+    help="Error level: every interval is a two-sided 1 - alpha confidence interval (CLT, "
+    "approximate).",
 )
 @click.option(
     "--name",
