@@ -96,6 +96,11 @@ def _precoerce(
             num = pd.to_numeric(series, errors="coerce")
             for idx in series.index[num.isna() & series.notna()]:
                 bad[(idx, name)] = f"got {series[idx]!r}; expected a number"
+            if dtype.startswith("int"):  # inf is a number but no whole one (and cannot be cast)
+                infinite = num.notna() & ~np.isfinite(num.to_numpy(dtype=float, na_value=0.0))
+                for idx in series.index[infinite]:
+                    bad[(idx, name)] = f"got {series[idx]!r}; expected a whole number"
+                num = num.where(~infinite, np.nan)
             if dtype.startswith("int") and num.notna().all():
                 frac = num != np.floor(num)
                 for idx in series.index[frac]:

@@ -59,6 +59,7 @@ class AuditOptions:
     skip_bad: bool = False
     progress: bool = True
     limit: int | None = None  # audit the first N runs in the file's order
+    gold: Path | None = None  # human gold labels of judged items (kit.audit.gold)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -84,6 +85,7 @@ class Inputs:
     failed_lookups: frozenset[str]
     hashes: dict[str, dict[str, str]] = field(default_factory=dict)
     n_in_file: int = 0  # runs read from the file before --limit
+    gold: pd.DataFrame | None = None  # --gold (schemas/audit_gold.yaml)
 
 
 def _planted_sidecars(opts: AuditOptions) -> tuple[Path | None, Path | None, Path | None]:
@@ -239,6 +241,12 @@ def read_inputs(opts: AuditOptions) -> Inputs:
     if failed_path is not None:
         failed = _read_lines(failed_path)
         hashes["failed_lookups"] = {"path": str(failed_path), "sha256": file_sha256(failed_path)}
+    gold = None
+    if opts.gold is not None:
+        from kit.audit.gold import GOLD_SCHEMA
+
+        gold = read_table(opts.gold, GOLD_SCHEMA)
+        hashes["gold"] = {"path": str(opts.gold), "sha256": file_sha256(opts.gold)}
     inputs = Inputs(
         res,
         checklists,
@@ -252,6 +260,7 @@ def read_inputs(opts: AuditOptions) -> Inputs:
         failed,
         hashes,
         n_in_file,
+        gold,
     )
     return inputs
 

@@ -223,6 +223,17 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     summary = summary_stage.build_summary(
         opts, inputs, ctx, check, cal, flagged, cites, headline, graded, placed
     )
+    from kit.audit.gold import gold_anchored
+
+    summary["gold_anchored"] = gold_anchored(
+        inputs.gold,
+        str(opts.gold),
+        cites,
+        graded.scores,
+        summary["verifier"]["name"],
+        graded.judge,
+        1.0 - opts.level,
+    )
     _say(opts, f"audit: scored in {time.perf_counter() - t0:.1f} s")
     return AuditResult(
         cites,

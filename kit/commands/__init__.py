@@ -95,6 +95,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "theory",
         "Theory toolkit: L_M, composition bounds, controllability distance, graph discrepancy.",
     ),
+    "anchor": LazyCommand(
+        "kit.commands.anchor",
+        "anchor",
+        "A judge's rate anchored on a gold sample: PPI++ beside judge-only and gold-only.",
+    ),
     "audit": LazyCommand(
         "kit.commands.audit", "audit", "Audit an agent's runs end to end: one report."
     ),

@@ -153,6 +153,14 @@ def audit_options(runs: Path, **check: Any) -> AuditOptions:
     show_default=True,
     help="Seed of the instrument's held-out item sample and of every bootstrap.",
 )
+@click.option(
+    "--gold",
+    type=_file,
+    default=None,
+    help="Human gold labels (metric, item_id, gold 0/1; schemas/audit_gold.yaml) of a uniform "
+    "random subset of the judged citations / tasks: the report leads with the rates anchored "
+    "on them (PPI++), beside the verifier's / judge's own.",
+)
 @click.option("--board", type=_file, default=None, help="Board score table (schemas/scores.yaml).")
 @click.option("--design", type=_file, default=None, help="Certification design YAML.")
 @click.option("--agent-scores", type=_file, default=None, help="The agent's rows for the board.")

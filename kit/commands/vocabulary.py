@@ -83,7 +83,8 @@ VOCABULARY: dict[str, Term] = {
     ),
     "alpha": Term(
         "--alpha",
-        "Miss tolerance of the conformal flag rule: catch >= 1 - alpha of unsupported citations.",
+        "Error level alpha: the conformal flag rule's miss tolerance (catch >= 1 - alpha of "
+        "unsupported citations); an interval's coverage 1 - alpha (kit anchor).",
         _SHARED,
     ),
     "alphas": Term(
@@ -155,6 +156,13 @@ VOCABULARY: dict[str, Term] = {
     "licence": Term("--licence", "The licence of a corpus's sources.", _SHARED),
     "description": Term("--description", "One line saying what a corpus is.", _SHARED),
     # -- options of one command ------------------------------------------------------------
+    "gold": Term(
+        "--gold",
+        "Gold labels of a uniform random subset of the judged items (kit anchor, kit audit).",
+    ),
+    "half_width": Term(
+        "--half-width", "Target interval half-width of the gold sample size planner (kit anchor)."
+    ),
     "judge_verdicts": Term("--judge-verdicts", "Imported judge verdicts (kit audit)."),
     "board": Term("--board", "Board score table to place the agent on (kit audit)."),
     "agent_scores": Term("--agent-scores", "The agent's rows for the board (kit audit)."),

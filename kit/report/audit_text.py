@@ -277,7 +277,14 @@ def audit_lines(
         lines.insert(
             0, f"--limit {c['limit']}: auditing the first {c['runs']} of {c['runs_in_file']} runs"
         )
-    lines += ["", *verdict_sentences(summary, synthetic_board)]
+    from kit.audit.gold import gold_lines
+
+    block = summary.get("gold_anchored")
+    anchored = gold_lines(block, float(summary.get("level") or 0.95))
+    if block and block.get("rates"):  # with gold: the gold-anchored rates lead the report
+        lines += ["", *anchored]
+        anchored = []
+    lines += ["", *verdict_sentences(summary, synthetic_board), *anchored]
     ev = c.get("evidence")
     if ev:
         lines.append(

@@ -287,6 +287,18 @@ FORMATS: tuple[Format, ...] = (
         required=("state",),
     ),
     Format(
+        "anchor judged", "csv", "judged.csv",
+        {"judged.csv": _ex("anchor", "judged.csv"), "gold.csv": _ex("anchor", "gold.csv")},
+        lambda i, o: ["anchor", str(i / "judged.csv"), "--gold", str(i / "gold.csv"), "--out", str(o / "a.json")],
+        required=("item_id", "judge"), finite=("judge",),
+    ),
+    Format(
+        "anchor gold", "csv", "gold.csv",
+        {"judged.csv": _ex("anchor", "judged.csv"), "gold.csv": _ex("anchor", "gold.csv")},
+        lambda i, o: ["anchor", str(i / "judged.csv"), "--gold", str(i / "gold.csv"), "--out", str(o / "a.json")],
+        required=("item_id", "gold"), finite=("gold",),
+    ),
+    Format(
         "receipt", "json", "sealed/b.csv.receipt.json", {},
         lambda i, o: ["verify", "receipts", str(i / "sealed")], prepare=_seal_folder,
     ),

@@ -133,3 +133,15 @@ def test_published_board_rejects_tampered_cell(registry_raw: Path, tmp_path: Pat
     assert res.exit_code == 2
     assert "row 6, column 'composite'" in res.output
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_infinite_value_in_an_integer_column_is_named(tmp_path: Path) -> None:
+    """inf reads as a number but is no whole number: refused with its row and column (it used
+    to reach pandas' integer cast and end as an internal error)."""
+    p = tmp_path / "gold.csv"
+    p.write_text("item_id,gold\na,1\nb,inf\nc,-Infinity\n")
+    with pytest.raises(InputError) as err:
+        read_csv(p, "anchor_gold")
+    text = err.value.render()
+    assert "row 3, column 'gold': got 'inf'; expected a whole number" in text
+    assert "row 4, column 'gold': got '-Infinity'; expected a whole number" in text

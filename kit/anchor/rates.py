@@ -1,0 +1,223 @@
+"""Gold-anchored rates (pure): one judge's rate beside its PPI++ and gold-only estimates.
+
+Given judge scores on every judged item and gold labels on a uniform random subset of them,
+:func:`anchored_rates` returns three rows, each a rate with its two-sided 1 - alpha interval:
+
+* ``ppi`` -- PPI++ (power-tuned prediction-powered inference; :func:`kit.stats.ppi.ppi_mean`
+  with lambda tuned, Angelopoulos, Duchi & Zrnic 2023): the judge's mean on the unlabelled
+  items, weighted by lambda, plus the gold-minus-judge rectifier on the gold items. It is the
+  rate of the *gold* labels, whatever the judge's bias, and never wider than gold-only
+  asymptotically (lambda = 0 is gold-only; lambda = 1 plain PPI, Angelopoulos et al. 2023).
+* ``judge_only`` -- the judge's mean over every judged item: a rate *relative to the judge*,
+  biased by whatever bias it has; its interval covers only item sampling.
+* ``gold_only`` -- the gold labels' mean (the classical interval).
+
+Every interval is the CLT normal interval (ppi-python's ``ppi_mean_ci`` / ``classical_mean_ci``),
+so widths are comparable between rows. What "too small" means for the gold sample:
+
+* fewer than :data:`MIN_GOLD` gold items is refused (:func:`too_small`): the intervals'
+  normal approximation rests on a variance estimated from the gold items;
+* fewer than :data:`SMALL_GOLD` gold items, or fewer than :data:`MIN_CLASS` of either class, is
+  reported with a warning: the interval is computed but its coverage may fall short of
+  1 - alpha (the rule of thumb n p >= 10 and n (1 - p) >= 10 for the normal approximation of a
+  binomial).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kit.stats.ppi import GoldPlan, MeanEstimate, classical_mean, plan_gold_size, ppi_mean
+
+MIN_GOLD = 10
+SMALL_GOLD = 30
+MIN_CLASS = 10
+ASSUMPTION = (
+    "the gold items are a uniform random subset of the judged items (each judged item equally "
+    "likely to be gold-labelled, independently of its judge score and gold label)"
+)
+STRATIFIED_ASSUMPTION = (
+    "stratified design: within each stratum the gold items are a uniform random subset of that "
+    "stratum's judged items; the strata sizes are known (counted in the judged table) and weight "
+    "each gold item by M_h / n_h and each unlabelled item by M_h / (M_h - n_h)"
+)
+METHODS = ("ppi", "judge_only", "gold_only")
+DESCRIPTIONS = {
+    "ppi": "PPI++: power-tuned prediction-powered inference (Angelopoulos, Duchi & Zrnic 2023; "
+    "lambda = 1 is PPI, Angelopoulos et al., Science 2023): lambda x the judge's mean on the "
+    "unlabelled items + the mean of (gold - lambda x judge) on the gold items; the rate of "
+    "gold labels",
+    "judge_only": "the judge's mean over every judged item: relative to the judge, not gold",
+    "gold_only": "the gold labels' mean (classical CLT interval): gold items only",
+}
+
+
+@dataclass(frozen=True)
+class RateRow:
+    """One estimate of the rate: ``method`` in :data:`METHODS`."""
+
+    method: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    se: float
+    n: int
+    lam: float | None
+    relative_to: str
+    description: str
+
+
+@dataclass(frozen=True)
+class AnchoredRates:
+    """The three estimates of one rate, with the counts and warnings behind them."""
+
+    judge: str
+    alpha: float
+    n_judged: int
+    n_gold: int
+    n_unlabelled: int
+    gold_positives: int
+    rows: tuple[RateRow, ...]
+    warnings: tuple[str, ...]
+    plan: GoldPlan | None = None
+    strata: tuple[tuple[str, int, int], ...] | None = None  # (stratum, judged, gold) if stratified
+
+    @property
+    def assumption(self) -> str:
+        return ASSUMPTION if self.strata is None else STRATIFIED_ASSUMPTION
+
+    def row(self, method: str) -> RateRow:
+        return next(r for r in self.rows if r.method == method)
+
+
+def too_small(n_gold: int) -> str | None:
+    """Why ``n_gold`` gold items cannot anchor a rate (None when they can)."""
+    if n_gold < MIN_GOLD:
+        return (
+            f"{n_gold} gold item(s): at least {MIN_GOLD} are needed (the intervals' variance is "
+            f"estimated from the gold items); label more, from the judged items at random"
+        )
+    return None
+
+
+def gold_warnings(gold: np.ndarray) -> list[str]:
+    """What is shaky about a gold sample that is large enough to use (:data:`SMALL_GOLD`,
+    :data:`MIN_CLASS`)."""
+    n, pos = int(gold.size), int(gold.sum())
+    out = []
+    if n < SMALL_GOLD:
+        out.append(
+            f"small gold sample: {n} gold items (< {SMALL_GOLD}); the normal intervals' "
+            "coverage may fall short of 1 - alpha"
+        )
+    if min(pos, n - pos) < MIN_CLASS:
+        which = "gold = 1" if pos < n - pos else "gold = 0"
+        out.append(
+            f"few gold items of one class: {min(pos, n - pos)} with {which} (< {MIN_CLASS}); the "
+            "normal intervals' coverage may fall short of 1 - alpha (label more gold items)"
+        )
+    return out
+
+
+def stratified_weights(
+    strata_gold: ArrayLike, strata_unlabelled: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, int, int], ...]]:
+    """Design weights of a stratified gold sample (Horvitz-Thompson / inverse inclusion
+    probability): stratum h has M_h judged items of which n_h are gold, drawn uniformly within
+    it; a gold item weighs M_h / n_h and an unlabelled one M_h / (M_h - n_h), so the weighted
+    means of the rectifier over gold and of the judge over the unlabelled items are stratified
+    (Hajek) estimates of their means over all judged items -- the ``w`` / ``w_unlabeled`` of
+    ppi-python's weighted PPI. Also returns (stratum, M_h, n_h) per stratum, sorted. Raises
+    ``ValueError`` naming a stratum without gold (its items cannot be anchored)."""
+    sg = np.asarray(strata_gold, dtype=object).reshape(-1).astype(str)
+    su = np.asarray(strata_unlabelled, dtype=object).reshape(-1).astype(str)
+    names = sorted(set(sg) | set(su))
+    n_h = {h: int((sg == h).sum()) for h in names}
+    m_h = {h: n_h[h] + int((su == h).sum()) for h in names}
+    empty = [h for h in names if n_h[h] == 0]
+    if empty:
+        raise ValueError(
+            f"stratum {empty[0]!r} has {m_h[empty[0]]} judged items and no gold item"
+            + (f" ({len(empty)} strata without gold)" if len(empty) > 1 else "")
+        )
+    w = np.asarray([m_h[h] / n_h[h] for h in sg], dtype=float)
+    wu = np.asarray([m_h[h] / (m_h[h] - n_h[h]) for h in su], dtype=float)
+    return w, wu, tuple((h, m_h[h], n_h[h]) for h in names)
+
+
+def anchored_rates(
+    gold: ArrayLike,
+    judge_gold: ArrayLike,
+    judge_unlabelled: ArrayLike,
+    judge: str,
+    alpha: float = 0.05,
+    half_width: float | None = None,
+    strata_gold: ArrayLike | None = None,
+    strata_unlabelled: ArrayLike | None = None,
+) -> AnchoredRates:
+    """The PPI++, judge-only and gold-only estimates of one rate (see the module doc).
+
+    ``gold`` (0/1) and ``judge_gold`` are aligned over the gold items; ``judge_unlabelled``
+    holds the judge scores of the judged items without gold. ``half_width``: also plan the gold
+    sample size for that half-width, with this gold sample as the pilot
+    (:func:`kit.stats.ppi.plan_gold_size`). Raises ``ValueError`` on a gold sample
+    :func:`too_small` or no unlabelled item (callers check first and say where).
+
+    ``strata_gold`` / ``strata_unlabelled`` (one stratum label per item): a stratified design;
+    PPI++ and gold-only use the design weights of :func:`stratified_weights` (the judge-only
+    rate is the plain mean over every judged item either way). The planner assumes a uniform
+    design."""
+    y = np.asarray(gold, dtype=float).reshape(-1)
+    fg = np.asarray(judge_gold, dtype=float).reshape(-1)
+    fu = np.asarray(judge_unlabelled, dtype=float).reshape(-1)
+    reason = too_small(y.size)
+    if reason is not None:
+        raise ValueError(reason)
+    if fu.size == 0:
+        raise ValueError("no unlabelled item: every judged item has gold")
+    f_all = np.concatenate([fg, fu])
+    w = wu = strata = None
+    if strata_gold is not None or strata_unlabelled is not None:
+        if strata_gold is None or strata_unlabelled is None:
+            raise ValueError("give the strata of both the gold and the unlabelled items")
+        w, wu, strata = stratified_weights(strata_gold, strata_unlabelled)
+    ests: dict[str, MeanEstimate] = {
+        "ppi": ppi_mean(y, fg, fu, alpha, None, w, wu),
+        "judge_only": classical_mean(f_all, alpha),
+        "gold_only": classical_mean(y, alpha, w),
+    }
+    relative = {"ppi": "gold", "judge_only": judge, "gold_only": "gold"}
+    rows = tuple(
+        RateRow(
+            method=m,
+            estimate=ests[m].estimate,
+            ci_low=ests[m].ci_low,
+            ci_high=ests[m].ci_high,
+            se=ests[m].se,
+            n=ests[m].n if m == "gold_only" else int(f_all.size),
+            lam=ests[m].lam,
+            relative_to=relative[m],
+            description=DESCRIPTIONS[m],
+        )
+        for m in METHODS
+    )
+    plan = (
+        None
+        if half_width is None
+        else plan_gold_size(y, fg, f_all, half_width, alpha, min_gold=MIN_GOLD)
+    )
+    return AnchoredRates(
+        judge=judge,
+        alpha=alpha,
+        n_judged=int(f_all.size),
+        n_gold=int(y.size),
+        n_unlabelled=int(fu.size),
+        gold_positives=int(y.sum()),
+        rows=rows,
+        warnings=tuple(gold_warnings(y)),
+        plan=plan,
+        strata=strata,
+    )

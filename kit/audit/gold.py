@@ -1,0 +1,187 @@
+"""`kit audit --gold`: the audit's judge-derived rates anchored on human gold labels (issue 40).
+
+Two headline rates of the audit are counts of an instrument's labels:
+
+* ``wrong_paper_rate`` -- the verifier's L2 'no' over scored citations; one judged item per
+  scored citation, item_id ``RUN_ID/CLAIM_NO/CITATION`` (the columns of citations.csv), judge
+  1 when L2 is 'no'; gold 1 when a person says the cited paper does not support the claim.
+* ``solve_rate`` -- the checklist judge's solved (score >= 0.5), one rate per system (model);
+  one judged item per (model, task), item_id ``MODEL/TASK_ID``; gold 1 when a person says the
+  task is solved.
+
+GOLD (``schemas/audit_gold.yaml``: metric, item_id, gold) labels a uniform random subset of
+those items. Each rate with gold is estimated by PPI++ beside the judge-only and gold-only
+rates (:func:`kit.anchor.rates.anchored_rates`); the same refusals as `kit anchor` (a gold item
+that was not judged, fewer than :data:`kit.anchor.rates.MIN_GOLD` gold items of one rate,
+nothing unlabelled) name GOLD's row. Without gold, :func:`whose_judgement` says whose labels
+each rate counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kit.anchor.rates import ASSUMPTION, anchored_rates, too_small
+from kit.errors import InputError, Location
+
+GOLD_SCHEMA = "audit_gold"
+GOLD_METRICS = ("wrong_paper_rate", "solve_rate")
+MAX_LISTED = 20
+
+
+def judged_items(
+    cites: pd.DataFrame, scores: pd.DataFrame | None
+) -> dict[tuple[str, str | None], dict[str, float]]:
+    """(metric, system) -> {item_id: judge label}: the items each judge-derived rate counts."""
+    from kit.grade.citation_audit import L2_SCORED
+
+    out: dict[tuple[str, str | None], dict[str, float]] = {}
+    scored = cites[cites["support_score"].notna() & cites["l1"].isin(L2_SCORED)]
+    out[("wrong_paper_rate", None)] = {
+        f"{r}/{c}/{cit}": float(l2 == "no")
+        for r, c, cit, l2 in zip(
+            scored["run_id"], scored["claim_no"], scored["citation"], scored["l2"], strict=True
+        )
+    }
+    if scores is not None:
+        several = scores["judge"].nunique() > 1  # one rate per (model, judge) then
+        for (judge, model), rows in scores.groupby(["judge", "model"], sort=True):
+            system = f"{model}, judge {judge}" if several else str(model)
+            out[("solve_rate", system)] = {
+                f"{model}/{t}": float(bool(s))
+                for t, s in zip(rows["task_id"], rows["solved"], strict=True)
+            }
+    return out
+
+
+def whose_judgement(verifier: str, judge: str | None) -> dict[str, str]:
+    """metric -> whose labels the audit's rate counts (without gold, the rate is theirs)."""
+    out = {"wrong_paper_rate": f"verifier {verifier} (L2 'no')"}
+    if judge is not None:
+        out["solve_rate"] = f"checklist judge {judge} (score >= 0.5)"
+    return out
+
+
+def gold_anchored(
+    gold: pd.DataFrame | None,
+    gold_path: str,
+    cites: pd.DataFrame,
+    scores: pd.DataFrame | None,
+    verifier: str,
+    judge: str | None,
+    alpha: float,
+) -> dict[str, Any]:
+    """summary.json's ``gold_anchored``: whose judgement each rate is and, with gold, every
+    rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only)."""
+    judges = whose_judgement(verifier, judge)
+    out: dict[str, Any] = {"judged_by": judges, "assumption": None, "rates": []}
+    if gold is None:
+        return out
+    items = judged_items(cites, scores)
+    base = int(gold.attrs.get("row_base", 2))
+    owner: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
+    for (metric, system), judged in items.items():
+        for item in judged:
+            owner.setdefault((metric, item), []).append((metric, system))
+    groups: dict[tuple[str, str | None], list[tuple[str, float]]] = {}
+    missing: list[int] = []
+    for i, (metric, item, label) in enumerate(
+        zip(gold["metric"], gold["item_id"].astype(str), gold["gold"], strict=True)
+    ):
+        keys = owner.get((str(metric), item))
+        if not keys:
+            missing.append(i)
+        for key in keys or []:
+            groups.setdefault(key, []).append((item, float(label)))
+    if missing:
+        details = [
+            f"{Location(gold_path, i + base, 'item_id')}: {gold['item_id'].iloc[i]!r} is not a "
+            f"judged item of {gold['metric'].iloc[i]} in this audit"
+            for i in missing[:MAX_LISTED]
+        ]
+        raise InputError(
+            "gold_not_judged",
+            f"{len(missing)} gold item(s) were not judged in this audit (item_id: "
+            "RUN_ID/CLAIM_NO/CITATION of a scored citation for wrong_paper_rate, MODEL/TASK_ID "
+            "for solve_rate)",
+            where=Location(gold_path, missing[0] + base, "item_id"),
+            details=details,
+        )
+    rates = []
+    for (metric, system), pairs in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
+    ):
+        what = metric + ("" if system is None else f" of {system}")
+        reason = too_small(len(pairs))
+        if reason is not None:
+            raise InputError("gold_too_small", f"{what}: {reason}", where=Location(gold_path))
+        judged = items[(metric, system)]
+        labelled = {item for item, _ in pairs}
+        unlabelled = [v for item, v in judged.items() if item not in labelled]
+        if not unlabelled:
+            raise InputError(
+                "nothing_unlabelled",
+                f"{what}: every one of its {len(judged)} judged items has gold; nothing is left "
+                "for the judge to speak for",
+                where=Location(gold_path),
+            )
+        y = np.asarray([g for _, g in pairs])
+        fg = np.asarray([judged[item] for item, _ in pairs])
+        who = judges.get(metric, metric)
+        res = anchored_rates(y, fg, np.asarray(unlabelled), who, alpha)
+        rates.append(
+            {
+                "metric": metric,
+                "system": system,
+                "judge": who,
+                "n_judged": res.n_judged,
+                "n_gold": res.n_gold,
+                "n_unlabelled": res.n_unlabelled,
+                "gold_positives": res.gold_positives,
+                "rows": [
+                    {
+                        "method": r.method,
+                        "estimate": r.estimate,
+                        "ci_low": r.ci_low,
+                        "ci_high": r.ci_high,
+                        "n": r.n,
+                        "lambda": r.lam,
+                    }
+                    for r in res.rows
+                ],
+                "warnings": list(res.warnings),
+            }
+        )
+    out["assumption"] = ASSUMPTION
+    out["rates"] = rates
+    return out
+
+
+def gold_lines(block: Any, level: float) -> list[str]:
+    """The audit's stdout lines for ``gold_anchored``: the anchored rates first (with gold), or
+    whose judgement the rates are (without)."""
+    if not block:
+        return []
+    judged = "; ".join(f"{m.replace('_', ' ')}: {who}" for m, who in block["judged_by"].items())
+    if not block["rates"]:
+        return [
+            f"whose judgement: {judged}; no gold labels given, so these rates are the instruments' "
+            "(kit audit --gold GOLD.csv anchors them on human labels)"
+        ]
+    pct = f"{100 * level:.4g}%"
+    lines = [f"gold-anchored rates (PPI++, {pct} CI; assumption: {block['assumption']}):"]
+    for r in block["rates"]:
+        rows = {row["method"]: row for row in r["rows"]}
+        p, j, g = rows["ppi"], rows["judge_only"], rows["gold_only"]
+        name = r["metric"].replace("_", " ") + ("" if r["system"] is None else f" ({r['system']})")
+        lines.append(
+            f"  {name}: {p['estimate']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}] anchored on "
+            f"{r['n_gold']} gold of {r['n_judged']} judged (lambda {p['lambda']:.2f}); "
+            f"{r['judge']} alone {j['estimate']:.3f} [{j['ci_low']:.3f}, {j['ci_high']:.3f}]; "
+            f"gold alone {g['estimate']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+        )
+        lines += [f"    warning: {w}" for w in r["warnings"]]
+    return lines

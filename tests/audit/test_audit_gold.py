@@ -1,0 +1,131 @@
+"""`kit audit --gold`: the judge-derived rates anchored on gold labels lead the report (issue 40).
+
+Gold here is construction-labelled: the planted truth of a uniform random subset of the scored
+citations (wrong paper = 1), and for solve rates the judge's own labels with two flipped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from audit_helpers import AuditRun, invoke
+
+from kit.schema import read_table, validate_json
+
+
+def _gold(audited: AuditRun, planted_dir: Path, n_cites: int = 20, seed: int = 0) -> pd.DataFrame:
+    cites = read_table(audited.out / "citations.csv", "audit_citations")
+    scored = cites[cites["support_score"].notna() & cites["l1"].isin(["found", "unchecked"])]
+    truth = read_table(planted_dir / "truth.csv", "grade_planted_truth").set_index("run_id")
+    rng = np.random.default_rng(seed)
+    pick = scored.iloc[np.sort(rng.choice(len(scored), size=n_cites, replace=False))]
+    rows = [
+        {
+            "metric": "wrong_paper_rate",
+            "item_id": f"{r.run_id}/{r.claim_no}/{r.citation}",
+            "gold": int(truth.loc[r.run_id, "planted"] == "wrong"),
+        }
+        for r in pick.itertuples()
+    ]
+    return pd.DataFrame(rows)
+
+
+def _audit(audited: AuditRun, gold: Path, out: Path):
+    args = list(audited.args)
+    args[args.index("--out") + 1] = str(out)
+    return invoke(*args, "--gold", str(gold))
+
+
+def test_without_gold_the_report_says_whose_judgement(audited: AuditRun) -> None:
+    s = json.loads((audited.out / "summary.json").read_text())
+    block = s["gold_anchored"]
+    assert block["rates"] == [] and block["assumption"] is None
+    assert block["judged_by"]["wrong_paper_rate"].startswith("verifier ")
+    assert "whose judgement: wrong paper rate: verifier" in audited.result.output
+    assert "no gold labels given" in audited.result.output
+
+
+def test_gold_anchored_rates_lead_the_report(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    gold = _gold(audited, planted_dir)
+    path = tmp_path / "gold.csv"
+    gold.to_csv(path, index=False)
+    out = tmp_path / "report"
+    r = _audit(audited, path, out)
+    assert r.exit_code == 0, r.output
+    s = json.loads((out / "summary.json").read_text())
+    validate_json(s, "audit_summary", "summary.json")
+    assert s["inputs"]["gold"]["sha256"]
+    (rate,) = s["gold_anchored"]["rates"]
+    rows = {row["method"]: row for row in rate["rows"]}
+    head = {m["metric"]: m for m in s["headline"]}["wrong_paper_rate"]
+    # judge-only is the audit's own (verifier) wrong-paper rate, over the same scored citations
+    assert rate["n_judged"] == head["n"]
+    assert rows["judge_only"]["estimate"] == pytest.approx(head["estimate"], abs=1e-12)
+    # gold-only is the mean of the gold labels given
+    assert rate["n_gold"] == 20 and rows["gold_only"]["estimate"] == pytest.approx(
+        gold["gold"].mean(), abs=1e-12
+    )
+    assert rows["ppi"]["ci_low"] <= rows["ppi"]["estimate"] <= rows["ppi"]["ci_high"]
+    assert 0.0 <= rows["ppi"]["lambda"] <= 1.0
+    # stdout leads with it: right after the first line, before the verdict
+    lines = r.output.splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("audited 40 runs"))
+    assert lines[i + 2].startswith("gold-anchored rates (PPI++, 95% CI; assumption: the gold")
+    assert lines[i + 3].startswith("  wrong paper rate: ")
+    assert "anchored on 20 gold of" in lines[i + 3]
+    assert any(ln.startswith("Of 40 citations") for ln in lines[i + 4 :])
+    assert "whose judgement" not in r.output
+
+
+def test_solve_rate_per_system(audited: AuditRun, planted_dir: Path, tmp_path: Path) -> None:
+    runs = read_table(audited.out / "runs.csv", "audit_runs")
+    assert "solved" in runs.columns
+    solved = runs[runs["solved"].isin(["true", "false"])].iloc[:12]
+    labels = (solved["solved"] == "true").astype(int).to_numpy().copy()
+    labels[:2] = 1 - labels[:2]  # a person disagrees with the judge twice
+    gold = pd.DataFrame(
+        {
+            "metric": "solve_rate",
+            "item_id": [
+                f"{m}/{t}" for m, t in zip(solved["model"], solved["task_id"], strict=True)
+            ],
+            "gold": labels,
+        }
+    )
+    path = tmp_path / "gold.csv"
+    gold.to_csv(path, index=False)
+    r = _audit(audited, path, tmp_path / "report")
+    assert r.exit_code == 0, r.output
+    (rate,) = json.loads((tmp_path / "report" / "summary.json").read_text())["gold_anchored"][
+        "rates"
+    ]
+    assert rate["metric"] == "solve_rate" and rate["system"] == solved["model"].iloc[0]
+    assert rate["n_gold"] == 12 and "small gold sample" in rate["warnings"][0]
+    assert f"solve rate ({rate['system']}): " in r.output
+
+
+def test_gold_not_judged_and_too_small_are_refused(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    gold = _gold(audited, planted_dir)
+    bad = pd.concat(
+        [
+            gold,
+            pd.DataFrame([{"metric": "wrong_paper_rate", "item_id": "nope/0/PMID:1", "gold": 1}]),
+        ]
+    )
+    path = tmp_path / "gold.csv"
+    bad.to_csv(path, index=False)
+    out = tmp_path / "report"
+    r = _audit(audited, path, out)
+    assert r.exit_code == 2 and not out.exists()
+    assert "gold_not_judged" in r.output and "row 22, column 'item_id': 'nope/0/PMID:1'" in r.output
+    gold.iloc[:9].to_csv(path, index=False)
+    r = _audit(audited, path, out)
+    assert r.exit_code == 2 and not out.exists()
+    assert "wrong_paper_rate: 9 gold item(s): at least 10 are needed" in r.output
