@@ -190,8 +190,13 @@ def verdict_sentences(summary: Mapping[str, Any], synthetic_board: bool = False)
             f"{estimate_ci(wp, True)} cite a real paper that does not support the claim "
             f"({how}; {wp['n']} scored{extra})"
         )
-    lead = f"Of {c['citations']:,} citations in {c['runs']:,} runs: "
-    out.append(lead + ("; ".join(parts) if parts else "no citation could be audited") + ".")
+    if not c["citations"]:  # an empty result is a result: say so, estimate nothing
+        out.append(
+            f"None of the {c['runs']:,} audited run(s) cites anything: no citation to audit."
+        )
+    else:
+        lead = f"Of {c['citations']:,} citations in {c['runs']:,} runs: "
+        out.append(lead + ("; ".join(parts) if parts else "no citation could be audited") + ".")
     g = (summary.get("conformal") or {}).get("guarantee")
     if g:
         target = g.get("target_catch")
