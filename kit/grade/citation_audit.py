@@ -212,7 +212,7 @@ def classify_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[
     return [r.status for r in resolve_l1(cites, resolvers)]
 
 
-EVIDENCE = ("tool_response", "corpus", "none")
+EVIDENCE = ("tool_response", "corpus", "no_passage", "none")
 L2_SCORED = ("found", "unchecked")  # L1 statuses whose citations may carry an L2 label
 EVIDENCE_RULE = (
     "L2 is checked first against what the agent read: when a tool response the agent read "
@@ -220,16 +220,21 @@ EVIDENCE_RULE = (
     "scored against that response text (tool_score) and that score decides L2 "
     "(evidence = tool_response); the corpus passage is scored too (corpus_score) and decides "
     "L2 only when the agent read nothing naming the identifier (evidence = corpus). Same "
-    "verifier, windows and thresholds for both. L1 stays corpus-based: a tool response does not "
-    "prove that an identifier exists inside a corpus's declared coverage. A citation L1 leaves "
-    "unchecked is scored only against what the agent read; notfound and transient ones never."
+    "verifier, windows and thresholds for both. Tool responses are cut into records (one per "
+    "paper); every identifier of a record reads that record. A record with only a title and "
+    "metadata is no passage: when that is all the agent read and no corpus passage exists, L2 "
+    "is not scored (evidence = no_passage) rather than scored against a title. L1 stays "
+    "corpus-based: a tool response does not prove that an identifier exists inside a corpus's "
+    "declared coverage. A citation L1 leaves unchecked is scored only against what the agent "
+    "read; notfound and transient ones never."
 )
 
 
 @dataclass(frozen=True)
 class AgentRead:
     """The text an agent read that concerns one cited identifier (from its tool responses) and
-    the 0-based indices of the tool calls it came from."""
+    the 0-based indices of the tool calls it came from. An empty ``text``: the agent read
+    records naming the identifier, none with a passage (a title only) -- nothing to score."""
 
     text: str
     calls: tuple[int, ...]
@@ -248,8 +253,9 @@ def score_support(
     ``corpus_score``: the claim against the corpus passage (found citations whose passage
     ``passage_of`` supplies); ``tool_score``: against ``agent_read[i]`` (found or unchecked
     citations the agent read about). ``support_score`` and ``l2`` follow the tool score when
-    there is one, else the corpus score; without either, ``evidence`` is ``none`` and l2 is
-    empty. All pairs go to ``scorer`` in one call, corpus pairs first (a run without tool
+    there is one, else the corpus score; without either, ``evidence`` is ``no_passage`` when
+    the agent read records about a found or unchecked citation that held no passage (a title
+    only), else ``none``, and l2 is empty. All pairs go to ``scorer`` in one call, corpus pairs first (a run without tool
     evidence scores exactly the pairs it always did)."""
     out = audited.copy()
     n = len(out)
@@ -282,9 +288,18 @@ def score_support(
         for (i, kind), v in zip(slots, s, strict=True):
             (tool if kind == "tool" else corpus)[i] = float(v)
     has_tool, has_corpus = ~np.isnan(tool), ~np.isnan(corpus)
-    out["evidence"] = np.where(has_tool, "tool_response", np.where(has_corpus, "corpus", "none"))
+    bare = np.array(
+        [r is not None and not r.text and l1[i] in L2_SCORED for i, r in enumerate(read)], bool
+    )
+    out["evidence"] = np.where(
+        has_tool,
+        "tool_response",
+        np.where(has_corpus, "corpus", np.where(bare, "no_passage", "none")),
+    )
     out["evidence_calls"] = [
-        ";".join(str(c) for c in r.calls) if r is not None and has_tool[i] else ""
+        ";".join(str(c) for c in r.calls)
+        if r is not None and (has_tool[i] or (bare[i] and not has_corpus[i]))
+        else ""
         for i, r in enumerate(read)
     ]
     out["tool_score"] = tool

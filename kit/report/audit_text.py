@@ -269,7 +269,9 @@ def audit_lines(
     if ev:
         lines.append(
             f"L2 evidence: {ev['tool_response']} against the tool response the agent read, "
-            f"{ev['corpus']} against the corpus passage, {ev['none']} without a passage"
+            f"{ev['corpus']} against the corpus passage, "
+            f"{ev.get('no_passage', 0)} read with a title and no passage (not scored), "
+            f"{ev['none']} without a passage"
         )
     lines += [
         "",
