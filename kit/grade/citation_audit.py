@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from kit.corpus.coverage import Resolution
-from kit.corpus.identifiers import SCHEMES
+from kit.corpus.identifiers import SCHEMES, find_identifiers
 from kit.errors import check_param
 from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
@@ -111,22 +111,31 @@ _PUNCT = " ;,.()[]"
 def claim_for(answer: str, citation: Citation) -> str:
     """The claim a citation supports: the answer text after the previous citation marker (or the
     start) up to this citation's first marker -- the span the citation closes; adjacent markers
-    (``(PMID:1; NCT01234567)``) share one span (declared rule). When the identifier is not in the
-    text, the whole answer."""
-    pos = -1
-    for key in (citation.label, citation.value):
-        pos = answer.find(key)
-        if pos >= 0:
-            break
+    (``(PMID:1; NCT01234567)``) share one span (declared rule). Markers are the identifiers the
+    corpus layer reads in the answer (:func:`kit.corpus.identifiers.find_identifiers`: a PubMed
+    link is a mention of its PMID, read whole); an identifier outside every scheme is found by
+    its text. When the identifier is not in the text, the whole answer."""
+    found = find_identifiers(answer) if citation.id_type in SCHEMES else []
+    marks = [(a, b) for a, b, _ in found]
+    key = (citation.id_type, citation.value)
+    pos = next((a for a, _, ident in found if ident.key == key), -1)
+    if pos < 0:
+        for text in (citation.label, citation.value):
+            pos = answer.find(text)
+            if pos >= 0:
+                break
     if pos < 0:
         return answer.strip()
+    marks += [(m.start(), m.end()) for m in CITATION_MARKER.finditer(answer, 0, pos)]
     # Walk back over adjacent markers ("(PMID:1; NCT...)" share one claim) to the span of text.
     seg_end, start = pos, 0
-    for m in reversed(list(CITATION_MARKER.finditer(answer, 0, pos))):
-        if answer[m.end() : seg_end].strip(_PUNCT):
-            start = m.end()
+    for a, b in sorted({m for m in marks if m[1] <= pos}, reverse=True):
+        if b > seg_end:
+            continue  # a marker inside one already walked over
+        if answer[b:seg_end].strip(_PUNCT):
+            start = b
             break
-        seg_end = m.start()
+        seg_end = a
     span = answer[start:seg_end].strip(_PUNCT)
     return span or answer.strip()
 

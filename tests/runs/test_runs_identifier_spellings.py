@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kit.corpus.identifiers import canonical
+from kit.grade.citation_audit import claim_for
+from kit.grade.runs import Citation
 from kit.guard.citations import find_citations
 from kit.runs.extract import identifiers_in
 from kit.runs.v2 import run_v2_from_dict
@@ -94,3 +96,28 @@ def test_guard_markers_read_links_and_bare_identifiers(
     text: str, expected: list[tuple[str, ...]]
 ) -> None:
     assert [c.refs for c in find_citations(text, frozenset())] == expected
+
+
+def test_v1_claim_is_cut_at_a_link_read_whole() -> None:
+    """A v1 run lists its citations; the claim each closes is cut at the identifiers the corpus
+    layer reads, so a PubMed link is one marker (not a number found inside a URL)."""
+    answer = (
+        "Aspirin prevents stroke (PMID:100; NCT01234567). Mitochondria move to the nucleus "
+        "(https://pubmed.ncbi.nlm.nih.gov/22876568/). Statins help [doi:10.1000/ABC]."
+    )
+    got = {
+        c.label: claim_for(answer, c)
+        for c in (
+            Citation("PMID", "100"),
+            Citation("NCT", "NCT01234567"),
+            Citation("PMID", "22876568"),
+            Citation("DOI", "10.1000/abc"),
+        )
+    }
+    assert got == {
+        "PMID:100": "Aspirin prevents stroke",
+        "NCT01234567": "Aspirin prevents stroke",
+        "PMID:22876568": "Mitochondria move to the nucleus",
+        "doi:10.1000/abc": "Statins help",
+    }
+    assert claim_for(answer, Citation("PMID", "999")) == answer  # not in the text
