@@ -70,7 +70,7 @@ def argument_keys(arguments: Mapping[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=128)
 def _records(text: str) -> tuple[Record, ...]:
     return tuple(split_records(text))
 

@@ -8,10 +8,12 @@ the record it stands (a DOI printed after the abstract belongs to that abstract)
 
 Declared rule (:func:`split_records`), tried in this order; the first that applies decides:
 
-1. **JSON.** A response that parses as JSON: each object of its list of records (the top-level
-   list, or the first list of objects found inside the top-level object, e.g. ``results``) is a
-   record; a single object is one record; JSON lines (one object a line) likewise. A record's
-   text is its fields written ``key: value``, one a line.
+1. **JSON.** A response that parses as JSON (or JSON lines): the first container found breadth
+   first whose elements are objects about one paper each (some name an identifier, none names
+   two values of one scheme) -- a list of objects such as ``results``, or an object holding at
+   least two objects (records keyed by id) -- gives one record per element. A record's text is
+   its fields written ``key: value``, one a line (a metadata field such as ``authors`` one
+   line). JSON without such a container is read as those ``key: value`` lines by rules 2-5.
 2. **Repeated field.** Text written as ``Key: value`` lines: the first field name that occurs
    at least twice (``PMID:``, ``Title:``, ``Source:`` -- whatever the tool puts first) starts
    a new record at each occurrence; blank lines inside a record do not cut it.
@@ -251,13 +253,13 @@ def _by_lead_scheme(lines: list[str]) -> list[list[str]]:
     return [p.strip().splitlines() for p in pieces if p.strip()]
 
 
-def _json_records(text: str) -> list[Any] | None:
-    """The list of record objects a JSON response holds (rule 1), else None."""
+def _parse_json(text: str) -> Any:
+    """The decoded JSON response (JSON lines as a list of objects), else None."""
     t = text.strip()
     if not t or t[0] not in "[{" or len(t) > MAX_JSON_CHARS:
         return None
     try:
-        obj = json.loads(t)
+        return json.loads(t)
     except ValueError:
         rows = []
         for line in t.splitlines():
@@ -271,19 +273,45 @@ def _json_records(text: str) -> list[Any] | None:
                 return None
             rows.append(row)
         return rows or None
+
+
+def _one_paper_each(elements: list[dict[str, Any]]) -> bool:
+    """True when some element names an identifier and none names two values of one scheme."""
+    named = False
+    for e in elements:
+        found = find_identifiers("\n".join(_flatten(e)))
+        keys = {ident.key for _, _, ident in found}
+        if len(keys) != len({k[0] for k in keys}):
+            return False
+        named = named or bool(keys)
+    return named
+
+
+def _record_objects(obj: Any) -> list[dict[str, Any]] | None:
+    """Rule 1: the first container, breadth first, whose elements are objects about one paper
+    each -- a list of objects, or an object of at least two objects (records keyed by id)."""
     queue: list[Any] = [obj]
-    for _ in range(64):  # breadth first, a few levels deep
+    for _ in range(256):
         if not queue:
             break
         cur = queue.pop(0)
-        if isinstance(cur, list) and cur and all(isinstance(x, dict) for x in cur):
-            return cur
-        if isinstance(cur, dict):
+        if isinstance(cur, list):
+            elements = cur if cur and all(isinstance(x, dict) for x in cur) else []
+            queue.extend(v for v in cur if isinstance(v, list | dict))
+        else:
+            elements = [v for v in cur.values() if isinstance(v, dict)]
+            elements = elements if len(elements) >= 2 else []
             queue.extend(v for v in cur.values() if isinstance(v, list | dict))
-    return [obj] if isinstance(obj, dict) else None
+        if elements and _one_paper_each(elements):
+            return elements
+    return None
 
 
 def _flatten(value: Any, key: str = "") -> list[str]:
+    """``key: value`` lines of a JSON value; a metadata field (authors, ...) stays one line."""
+    name = " ".join(key.replace("_", " ").lower().split())
+    if isinstance(value, dict | list) and name in META_FIELDS:
+        return [f"{key}: " + "; ".join(_scalars(value))]
     if isinstance(value, dict):
         return [ln for k, v in value.items() for ln in _flatten(v, str(k))]
     if isinstance(value, list):
@@ -296,13 +324,25 @@ def _flatten(value: Any, key: str = "") -> list[str]:
     return [f"{key}: {value}" if key else str(value)]
 
 
+def _scalars(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _scalars(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _scalars(v)]
+    return [] if value is None or value == "" else [str(value)]
+
+
 def split_records(text: str) -> list[Record]:
     """The records of one tool response, in order (module rule)."""
-    rows = _json_records(text)
-    if rows is not None:
-        recs = (_record(_flatten(row)) for row in rows)
-        return [r for r in recs if r is not None]
-    lines = text.splitlines()
+    obj = _parse_json(text)
+    if obj is not None:
+        rows = _record_objects(obj) if isinstance(obj, list | dict) else None
+        if rows is not None:
+            recs = (_record(_flatten(row)) for row in rows)
+            return [r for r in recs if r is not None]
+        lines = _flatten(obj)  # no list of records: its fields, read as text (rules 2-5)
+    else:
+        lines = text.splitlines()
     rules = (
         (_repeated_field_starts, False),
         (_heading_starts, True),

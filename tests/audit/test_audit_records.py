@@ -123,6 +123,58 @@ PMID: 32445440 · doi:10.5555/title.3
             ],
         }
     ),
+    "JSON lines": "\n".join(
+        json.dumps(r)
+        for r in (
+            {
+                "pmid": 21645374,
+                "ids": {"pmc": "PMC3120501", "doi": "10.5555/lace.1"},
+                "title": "Lace plant leaves",
+                "snippet": LACE,
+            },
+            {
+                "pmid": 9488747,
+                "ids": {"doi": "10.5555/snellen.2"},
+                "title": "Snellen and Landolt C",
+                "snippet": SNELLEN,
+            },
+            {
+                "pmid": 32445440,
+                "ids": {"doi": "10.5555/title.3"},
+                "title": "A paper listed by its title only",
+            },
+        )
+    ),
+    "JSON records keyed by id, nested authors": json.dumps(
+        {
+            "header": {"tool": "fetch", "version": 2},
+            "result": {
+                "uids": ["21645374", "9488747", "32445440"],
+                "21645374": {
+                    "pmid": "21645374",
+                    "title": "Lace plant leaves",
+                    "authors": [{"name": "Alice Smith"}, {"name": "Bob Jones"}],
+                    "articleids": [
+                        {"idtype": "pmc", "value": "PMC3120501"},
+                        {"idtype": "doi", "value": "10.5555/lace.1"},
+                    ],
+                    "abstract": {"text": LACE},
+                },
+                "9488747": {
+                    "pmid": "9488747",
+                    "title": "Snellen and Landolt C",
+                    "articleids": [{"idtype": "doi", "value": "10.5555/snellen.2"}],
+                    "abstract": {"text": SNELLEN},
+                },
+                "32445440": {
+                    "pmid": "32445440",
+                    "title": "A paper listed by its title only",
+                    "authors": [{"name": "Carol Dunn"}, {"name": "Dan Evans"}],
+                    "articleids": [{"idtype": "doi", "value": "10.5555/title.3"}],
+                },
+            },
+        }
+    ),
     "separator lines": f"""\
 Title: Lace plant leaves
 IDs: PMID 21645374, PMC3120501, doi:10.5555/lace.1
