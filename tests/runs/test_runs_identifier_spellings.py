@@ -121,3 +121,23 @@ def test_v1_claim_is_cut_at_a_link_read_whole() -> None:
         "doi:10.1000/abc": "Statins help",
     }
     assert claim_for(answer, Citation("PMID", "999")) == answer  # not in the text
+
+
+def test_a_link_listed_as_a_url_is_the_identifier_it_links() -> None:
+    run = run_v2_from_dict(
+        {
+            "format_version": 2, "run_id": "r", "task_id": "t", "model": "m",
+            "answer": "Mitochondria move [1]. Acuity differs [2]. A web page says so [3].",
+            "citations": [
+                {"id": "https://www.ncbi.nlm.nih.gov/pubmed/22876568", "scheme": "url", "key": "1"},
+                {"id": "https://doi.org/10.5555/XYZ", "scheme": "url", "key": "2"},
+                {"id": "https://example.org/page/", "scheme": "url", "key": "3"},
+            ],
+        }
+    )  # fmt: skip
+    assert [c.cites for c in run.claims] == [
+        ("PMID:22876568",),
+        ("doi:10.5555/xyz",),
+        ("https://example.org/page",),
+    ]
+    assert canonical("https://pmc.ncbi.nlm.nih.gov/articles/PMC55/", "URL").label == "PMC55"
