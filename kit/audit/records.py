@@ -24,7 +24,9 @@ Declared rule (:func:`split_records`), tried in this order; the first that appli
    values: each starts one.
 5. **Blank lines.** Paragraphs; a paragraph naming no identifier continues the record before
    it (an abstract's second paragraph); a paragraph naming several values of one scheme is cut
-   at each mention of that scheme (the paper each mention heads).
+   where a mention of that scheme names a new value (the paper each mention heads). Known
+   limit: one unbroken paragraph that prints each paper's identifiers after its text is cut
+   one record late.
 
 Separator lines (``---``, ``***``, ``===``) always end a record. Text before the first record
 start is a record of its own (a header such as "3 results"), holding no identifier in practice.
@@ -245,9 +247,11 @@ def _by_lead_scheme(lines: list[str]) -> list[list[str]]:
     if not found:
         return [lines]
     scheme = found[0][2].scheme
-    starts = [a for a, _, ident in found if ident.scheme == scheme]
-    if len({ident.key for _, _, ident in found if ident.scheme == scheme}) < 2:
+    lead = [(a, ident.key) for a, _, ident in found if ident.scheme == scheme]
+    if len({k for _, k in lead}) < 2:
         return [lines]
+    # a new record where the lead scheme's value changes (a repeated mention stays in its record)
+    starts = [a for i, (a, k) in enumerate(lead) if i == 0 or k != lead[i - 1][1]]
     cuts = [0, *starts[1:], len(text)] if starts[0] > 0 else [*starts, len(text)]
     pieces = [text[a:b] for a, b in pairwise(cuts)]
     return [p.strip().splitlines() for p in pieces if p.strip()]

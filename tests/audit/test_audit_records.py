@@ -337,3 +337,18 @@ def test_audit_scores_a_records_identifiers_alike_and_reports_no_passage(
     assert summary["counts"]["evidence"]["no_passage"] == 1
     assert summary["counts"]["flagged"]["no_passage"] == 1
     assert any("1 read with a title and no passage" in n for n in summary["notes"])
+
+
+def test_paragraph_fallback_keeps_continuations_and_cuts_where_the_paper_changes() -> None:
+    text = (
+        f"PMID 21645374 (doi:10.5555/lace.1): {LACE}\n\nA second paragraph on lace plants.\n\n"
+        f"PMID 9488747: {SNELLEN} (PMID 9488747 again) doi:10.5555/snellen.2"
+    )
+    lace = response_segment(text, Citation("DOI", "10.5555/lace.1"))
+    assert lace == response_segment(text, Citation("PMID", "21645374"))
+    assert lace is not None and "second paragraph on lace" in lace and SNELLEN not in lace
+    snellen = response_segment(text, Citation("DOI", "10.5555/snellen.2"))
+    assert snellen == response_segment(text, Citation("PMID", "9488747"))
+    assert snellen is not None and SNELLEN in snellen and LACE not in snellen
+    one_line = f"PMID 1: {LACE} PMID 2: {SNELLEN}"
+    assert response_segment(one_line, Citation("PMID", "2")) == f"PMID 2: {SNELLEN}"
