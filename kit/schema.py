@@ -77,6 +77,14 @@ def _precoerce(
             continue
         dtype = str(col.dtype)
         series = out[name]
+        if series.empty:  # an empty table (zero citations, zero runs of a kind) is valid
+            out[name] = series.astype(col.dtype.type)
+            continue
+        if dtype.startswith(("str", "string")):
+            # a column with no value at all has no strings to infer its dtype from
+            if not isinstance(series.dtype, pd.StringDtype) and series.isna().all():
+                out[name] = series.astype(col.dtype.type)
+            continue
         if dtype == "bool":
             if series.dtype == bool:
                 continue
@@ -106,7 +114,8 @@ def _precoerce(
                 for idx in series.index[frac]:
                     bad[(idx, name)] = f"got {series[idx]!r}; expected a whole number"
                 num = num.where(~frac, np.nan)
-            out[name] = num if num.isna().any() or dtype.startswith("float") else num.astype(dtype)
+            whole = dtype.startswith("float") or not num.isna().any()
+            out[name] = num.astype(dtype) if whole else num
     return out, bad
 
 

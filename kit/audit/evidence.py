@@ -4,15 +4,19 @@ Run format v2 keeps each tool call's ``response_text`` (docs/runs.md). For a cit
 the *agent-read passage* is assembled from the responses of its successful tool calls, in call
 order (declared rule):
 
+* each response is cut into the records it lists (:func:`kit.audit.records.split_records`: JSON
+  records, repeated ``Key: value`` fields, headings / numbered entries, identifier-led lines,
+  paragraphs); every record that names the identifier (any spelling,
+  :func:`kit.corpus.identifiers.find_identifiers`) contributes its whole text -- so a PMID, the
+  PMCID and the DOI of one record read the same passage, wherever in the record they stand;
 * a call whose ``arguments`` name the identifier (``{"pmid": "21645374"}``, ``{"id": "doi:..."}``
   -- any spelling :func:`kit.corpus.identifiers.canonical` reads, an argument named after a
-  scheme read in that scheme) contributes its whole response: the agent asked for that paper;
-* otherwise a response that names the identifier (any spelling,
-  :func:`kit.corpus.identifiers.find_identifiers`) contributes its whole text when it names no
-  other identifier, else the record that identifier heads: from each mention up to the next
-  mention of a different identifier (search results list one record per paper, identifier
-  first). A response naming the identifier only after its record's text is cut at the mention
-  -- a known limit of this rule;
+  scheme read in that scheme) contributes its whole response when no record of it names the
+  identifier: the agent asked for that paper;
+* a record holding only a title and metadata (no passage, :attr:`kit.audit.records.Record.passage`)
+  is read but gives nothing to verify against: when every record the agent read about the
+  identifier is such, the read is kept with an empty text and L2 reports ``no_passage`` rather
+  than scoring the claim against a title;
 * an identifier outside every scheme (``OTHER``) counts when its text occurs literally.
 
 A response kept only as ``response_ref`` (a pointer into a response store) cannot be read: this
@@ -23,9 +27,11 @@ citation falls back to the corpus passage. A failed call (status error / timeout
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
-from kit.corpus.identifiers import SCHEMES, canonical, find_identifiers
+from kit.audit.records import Record, has_passage, split_records
+from kit.corpus.identifiers import SCHEMES, canonical
 from kit.grade.citation_audit import AgentRead
 from kit.grade.runs import AgentRun, Citation, ToolCall
 
@@ -64,26 +70,24 @@ def argument_keys(arguments: Mapping[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
-def response_segment(text: str, citation: Citation) -> str | None:
-    """The part of one response ``text`` that concerns ``citation`` (module rule), or None."""
+@lru_cache(maxsize=128)
+def _records(text: str) -> tuple[Record, ...]:
+    return tuple(split_records(text))
+
+
+def response_records(text: str, citation: Citation) -> list[Record]:
+    """The records of one response ``text`` that name ``citation`` (module rule)."""
     if citation.id_type not in SCHEMES:
-        return text if citation.value and citation.value in text else None
+        literal = bool(citation.value) and citation.value in text
+        return [Record(text, frozenset(), has_passage(text.splitlines()))] if literal else []
     key = _key(citation)
-    found = find_identifiers(text)
-    mine = [i for i, (_, _, ident) in enumerate(found) if ident.key == key]
-    if not mine:
-        return None
-    if all(ident.key == key for _, _, ident in found):
-        return text
-    spans: list[tuple[int, int]] = []
-    for i in mine:
-        start = found[i][0]
-        end = next((s for s, _, ident in found[i + 1 :] if ident.key != key), len(text))
-        if spans and start <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-        else:
-            spans.append((start, end))
-    return "\n".join(text[s:e].strip() for s, e in spans)
+    return [r for r in _records(text) if key in r.keys]
+
+
+def response_segment(text: str, citation: Citation) -> str | None:
+    """The part of one response ``text`` that concerns ``citation`` (its records), or None."""
+    recs = response_records(text, citation)
+    return "\n\n".join(r.text for r in recs) if recs else None
 
 
 def _readable(call: ToolCall) -> bool:
@@ -91,21 +95,28 @@ def _readable(call: ToolCall) -> bool:
 
 
 def agent_read(run: AgentRun, citation: Citation) -> AgentRead | None:
-    """The agent-read passage for one citation of ``run`` (module rule), or None."""
+    """The agent-read passage for one citation of ``run`` (module rule), or None when the agent
+    read nothing about it; an empty ``text`` when it read only records without a passage."""
     parts: list[str] = []
     calls: list[int] = []
+    bare: list[int] = []  # calls whose records about the citation hold no passage
     for i, call in enumerate(run.tool_calls):
         if not _readable(call):
             continue
         text = str(call.response_text)
-        if citation.id_type in SCHEMES and _key(citation) in argument_keys(call.arguments):
-            part: str | None = text
-        else:
-            part = response_segment(text, citation)
-        if part:
-            parts.append(part)
+        recs = response_records(text, citation)
+        if not recs and citation.id_type in SCHEMES:
+            if _key(citation) in argument_keys(call.arguments):
+                recs = [Record(text.strip(), frozenset(), has_passage(text.splitlines()))]
+        with_text = [r.text for r in recs if r.passage]
+        if with_text:
+            parts.append("\n\n".join(with_text))
             calls.append(i)
-    return AgentRead("\n\n".join(parts), tuple(calls)) if parts else None
+        elif recs:
+            bare.append(i)
+    if parts:
+        return AgentRead("\n\n".join(parts), tuple(calls))
+    return AgentRead("", tuple(bare)) if bare else None
 
 
 def agent_read_rows(

@@ -28,8 +28,10 @@ FLAG_REASONS = ("notfound", "no_passage", "score_at_or_below_tau")
 
 def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:
     """Add ``flagged`` and ``flag_reason``: notfound (fabricated identifier), no_passage (found
-    but no text to verify against), score_at_or_below_tau (the conformal rule, s <= tau, on
-    every scored citation: found, or unchecked and scored against what the agent read)."""
+    but no text to verify against, or unchecked and the agent read only records without a
+    passage -- ``evidence == "no_passage"``), score_at_or_below_tau (the conformal rule, s <=
+    tau, on every scored citation: found, or unchecked and scored against what the agent
+    read)."""
     out = audited.copy()
     s = out["support_score"].to_numpy(dtype=float)
     found = (out["l1"] == "found").to_numpy()
@@ -37,6 +39,8 @@ def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:
     reason = np.full(len(out), "", dtype=object)
     reason[(out["l1"] == "notfound").to_numpy()] = "notfound"
     reason[found & np.isnan(s)] = "no_passage"
+    if "evidence" in out.columns:
+        reason[(out["evidence"] == "no_passage").to_numpy() & np.isnan(s)] = "no_passage"
     with np.errstate(invalid="ignore"):
         reason[scoreable & ~np.isnan(s) & (s <= tau)] = "score_at_or_below_tau"
     out["flag_reason"] = reason

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kit.audit.flags import InstrumentCounts
-from kit.grade.citation_audit import CITATION_ROW_COLUMNS, L2_SCORED
+from kit.grade.citation_audit import CITATION_ROW_COLUMNS, EVIDENCE, L2_SCORED
 from kit.stats.wilson import wilson_ci
 
 CITATION_COLUMNS = [
@@ -447,6 +447,7 @@ def evidence_note(cites: pd.DataFrame) -> str:
     return (
         f"L2 evidence: {int(ev.get('tool_response', 0))} citation(s) scored against the tool "
         f"response the agent read, {int(ev.get('corpus', 0))} against the corpus passage, "
+        f"{int(ev.get('no_passage', 0))} read with a title and no passage (not scored), "
         f"{int(ev.get('none', 0))} without a passage. " + EVIDENCE_RULE
     )
 
@@ -536,9 +537,7 @@ def build_summary(
             "l1": {k: int((cites["l1"] == k).sum()) for k in ("found", "notfound", "transient")}
             | {"unchecked": int((cites["l1"] == "unchecked").sum())},
             "l2": {k: int((cites["l2"] == k).sum()) for k in ("yes", "partial", "no")},
-            "evidence": {
-                k: int((cites["evidence"] == k).sum()) for k in ("tool_response", "corpus", "none")
-            },
+            "evidence": {k: int((cites["evidence"] == k).sum()) for k in EVIDENCE},
             "unread_response_refs": check.unread_refs,
             "flagged": {k: int((cites["flag_reason"] == k).sum()) for k in FLAG_REASONS},
             "suggested": int((cites["suggested"] != "").sum()),

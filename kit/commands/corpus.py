@@ -112,6 +112,8 @@ def build(
         progress=not quiet,
     )
     res = build_corpus(spec)
+    for w in res.warnings:
+        click.echo(f"warning: {w}", err=True)
     m = res.manifest
     c = m["counts"]
     click.echo(

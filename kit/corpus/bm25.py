@@ -86,16 +86,23 @@ class BM25Index:
             return np.zeros(len(self.doc_ids), dtype=float)
         return np.asarray(self.retriever.get_scores_from_ids(q), dtype=float)
 
-    def top(self, query: str, k: int, exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
-        """The ``k`` best (doc_id, score), ties broken by doc_id, ``exclude`` left out."""
+    def top(
+        self, query: str, k: int, exclude: Sequence[str] = (), positive: bool = False
+    ) -> list[tuple[str, float]]:
+        """The ``k`` best (doc_id, score), ties broken by doc_id, ``exclude`` left out;
+        ``positive``: only documents that share a term with the query (score > 0), so fewer
+        than ``k`` when fewer match (a search result is never padded with non-matches)."""
         s = self.scores(query)
-        n = len(s)
-        want = min(n, k + len(exclude))
-        if want < n:
-            cut = np.partition(-s, want - 1)[want - 1]  # the want-th largest score, negated
-            cand = np.flatnonzero(-s <= cut)
+        pool = np.flatnonzero(s > 0) if positive else np.arange(len(s))
+        want = min(len(pool), k + len(exclude))
+        if want == 0:
+            return []
+        if want < len(pool):
+            sub = -s[pool]
+            cut = np.partition(sub, want - 1)[want - 1]  # the want-th largest score, negated
+            cand = pool[sub <= cut]
         else:
-            cand = np.arange(n)
+            cand = pool
         ranked = sorted((-float(s[i]), self.doc_ids[i]) for i in cand)
         skip = set(exclude)
         return [(d, -neg) for neg, d in ranked if d not in skip][:k]

@@ -84,6 +84,27 @@ class BuildResult:
     manifest: dict[str, Any]
     parsed: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # for stderr: sources that added nothing
+
+
+def empty_source_message(src: Source, counts: dict[str, int]) -> str | None:
+    """Why ``src`` added nothing to the corpus (no document and no deletion read), else None:
+    for a MEDLINE file, that it holds no PubMed record and what its root element is."""
+    if counts.get("records", 0) or counts.get("deletions", 0):
+        return None
+    skipped = counts.get("skipped", 0)
+    if src.kind == "medline":
+        from kit.corpus.medline import RECORD_TAGS, root_element
+
+        root = root_element(src.path)
+        what = f"root element <{root}>" if root else "no readable root element"
+        books = f"; {skipped} book record(s) skipped" if skipped else ""
+        return (
+            f"{src.path}: no PubMed record found ({what}{books}; expected "
+            f"<PubmedArticleSet> holding {' / '.join(f'<{t}>' for t in RECORD_TAGS)}): "
+            "this file adds no document"
+        )
+    return f"{src.path}: no document read from this {src.kind} source: it adds nothing"
 
 
 def medline_sources(paths: Iterable[Path]) -> list[Source]:
@@ -502,6 +523,22 @@ def _build_corpus(spec: BuildSpec) -> BuildResult:
                 row["mapping"] = dict(src.mapping)
             rows.append(row)
             bar.advance(1)
+    empty = [
+        msg
+        for src, row in zip(spec.sources, rows, strict=True)
+        if (msg := empty_source_message(src, row)) is not None
+    ]
+    if len(empty) == len(spec.sources):
+        # A corpus of 0 documents resolves nothing, and with declared complete coverage it
+        # would turn every cited identifier into a "fabrication": refuse, build nothing.
+        raise InputError(
+            "no_documents",
+            f"none of the {len(spec.sources)} source(s) holds a document; corpus "
+            f"{spec.name!r} not built (the previous version, if any, is kept)",
+            where=Location(str(spec.sources[0].path)),
+            details=empty,
+        )
+    result.warnings.extend(empty)
     used = {k for k, _ in keyed}
     for f in sorted(parts.iterdir()):
         if f.name.split(".")[0] not in used and not f.name.startswith("."):

@@ -129,6 +129,11 @@ def normalise_url(text: str) -> str | None:
     return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
+def _url(t: str) -> Identifier | None:
+    url = normalise_url(t)
+    return Identifier("URL", url) if url else None
+
+
 def _as_scheme(t: str, scheme: str) -> Identifier | None:
     """``t`` read as a value of ``scheme`` (bare or prefixed), else None (fast path)."""
     if scheme == "PMID":
@@ -154,16 +159,18 @@ def _as_scheme(t: str, scheme: str) -> Identifier | None:
         return (_arxiv(m.group(1)) if m else None) or Identifier("DOI", doi)
     if scheme == "ARXIV":
         return _arxiv(t)
-    if scheme == "URL":
-        url = normalise_url(t)
-        return Identifier("URL", url) if url else None
+    if scheme == "URL":  # a PubMed / PMC / doi.org / arXiv / trial link is that identifier
+        got = canonical(t)
+        return got if got is not None and got.scheme != "URL" else _url(t)
     return None
 
 
 def canonical(text: str, default_scheme: str | None = None) -> Identifier | None:
     """The canonical :class:`Identifier` written in ``text``, or None when it is none.
 
-    ``default_scheme`` names the scheme of a bare value (``"PMID"`` for a column of PMIDs).
+    ``default_scheme`` names the scheme of a bare value (``"PMID"`` for a column of PMIDs); a
+    column of URLs (``"URL"``) still reads a PubMed / PMC / doi.org / arXiv / trial link as that
+    identifier, so every spelling of one paper compares equal.
     """
     t = text.strip().rstrip(_TRAILING) if text else ""
     if not t:

@@ -142,3 +142,19 @@ def iter_medline(path: Path) -> Iterator[Document | tuple[str, ...]]:
             ) from None
         except (OSError, EOFError) as exc:  # truncated or corrupt gzip
             raise InputError("bad_xml", f"unreadable file: {exc}", where=Location(source)) from None
+
+
+def root_element(path: Path) -> str | None:
+    """The name of the root element of an XML file (for a message naming what a file holds when
+    it holds no PubMed record), or None when it cannot be read."""
+    from lxml import etree
+
+    try:
+        with _open(path) as fh:
+            for _, elem in etree.iterparse(
+                fh, events=("start",), resolve_entities=False, no_network=True
+            ):
+                return str(etree.QName(elem).localname)
+    except (etree.XMLSyntaxError, OSError, EOFError):
+        return None
+    return None

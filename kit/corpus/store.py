@@ -74,10 +74,11 @@ class MemoryCorpus:
         return {d: self.documents[d] for d in doc_ids if d in self.documents}
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """The ``k`` best documents for ``query`` (BM25 index built in memory)."""
+        """The ``k`` best documents for ``query`` with a positive score (BM25 index built in
+        memory)."""
         from kit.corpus.bm25 import BM25Index
 
-        return BM25Index.build(sorted(self.documents.items())).top(query, k)
+        return BM25Index.build(sorted(self.documents.items())).top(query, k, positive=True)
 
 
 def read_manifest(home: Path) -> dict[str, Any]:
@@ -213,10 +214,11 @@ class DiskCorpus:
         return out
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """The ``k`` best documents for ``query`` from the on-disk BM25 index."""
+        """The ``k`` best documents for ``query`` with a positive score, from the on-disk BM25
+        index."""
         from kit.corpus.bm25 import BM25Index
 
-        return BM25Index.open(self.home / "current" / "bm25").top(query, k)
+        return BM25Index.open(self.home / "current" / "bm25").top(query, k, positive=True)
 
     def all_texts(self) -> dict[str, str]:
         """Every document's title + text (for an in-memory index over a small corpus)."""

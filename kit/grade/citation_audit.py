@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from kit.corpus.coverage import Resolution
-from kit.corpus.identifiers import SCHEMES
+from kit.corpus.identifiers import SCHEMES, find_identifiers
 from kit.errors import check_param
 from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
@@ -111,22 +111,31 @@ _PUNCT = " ;,.()[]"
 def claim_for(answer: str, citation: Citation) -> str:
     """The claim a citation supports: the answer text after the previous citation marker (or the
     start) up to this citation's first marker -- the span the citation closes; adjacent markers
-    (``(PMID:1; NCT01234567)``) share one span (declared rule). When the identifier is not in the
-    text, the whole answer."""
-    pos = -1
-    for key in (citation.label, citation.value):
-        pos = answer.find(key)
-        if pos >= 0:
-            break
+    (``(PMID:1; NCT01234567)``) share one span (declared rule). Markers are the identifiers the
+    corpus layer reads in the answer (:func:`kit.corpus.identifiers.find_identifiers`: a PubMed
+    link is a mention of its PMID, read whole); an identifier outside every scheme is found by
+    its text. When the identifier is not in the text, the whole answer."""
+    found = find_identifiers(answer) if citation.id_type in SCHEMES else []
+    marks = [(a, b) for a, b, _ in found]
+    key = (citation.id_type, citation.value)
+    pos = next((a for a, _, ident in found if ident.key == key), -1)
+    if pos < 0:
+        for text in (citation.label, citation.value):
+            pos = answer.find(text)
+            if pos >= 0:
+                break
     if pos < 0:
         return answer.strip()
+    marks += [(m.start(), m.end()) for m in CITATION_MARKER.finditer(answer, 0, pos)]
     # Walk back over adjacent markers ("(PMID:1; NCT...)" share one claim) to the span of text.
     seg_end, start = pos, 0
-    for m in reversed(list(CITATION_MARKER.finditer(answer, 0, pos))):
-        if answer[m.end() : seg_end].strip(_PUNCT):
-            start = m.end()
+    for a, b in sorted({m for m in marks if m[1] <= pos}, reverse=True):
+        if b > seg_end:
+            continue  # a marker inside one already walked over
+        if answer[b:seg_end].strip(_PUNCT):
+            start = b
             break
-        seg_end = m.start()
+        seg_end = a
     span = answer[start:seg_end].strip(_PUNCT)
     return span or answer.strip()
 
@@ -212,7 +221,7 @@ def classify_l1(cites: pd.DataFrame, resolvers: Mapping[str, Resolver]) -> list[
     return [r.status for r in resolve_l1(cites, resolvers)]
 
 
-EVIDENCE = ("tool_response", "corpus", "none")
+EVIDENCE = ("tool_response", "corpus", "no_passage", "none")
 L2_SCORED = ("found", "unchecked")  # L1 statuses whose citations may carry an L2 label
 EVIDENCE_RULE = (
     "L2 is checked first against what the agent read: when a tool response the agent read "
@@ -220,16 +229,21 @@ EVIDENCE_RULE = (
     "scored against that response text (tool_score) and that score decides L2 "
     "(evidence = tool_response); the corpus passage is scored too (corpus_score) and decides "
     "L2 only when the agent read nothing naming the identifier (evidence = corpus). Same "
-    "verifier, windows and thresholds for both. L1 stays corpus-based: a tool response does not "
-    "prove that an identifier exists inside a corpus's declared coverage. A citation L1 leaves "
-    "unchecked is scored only against what the agent read; notfound and transient ones never."
+    "verifier, windows and thresholds for both. Tool responses are cut into records (one per "
+    "paper); every identifier of a record reads that record. A record with only a title and "
+    "metadata is no passage: when that is all the agent read and no corpus passage exists, L2 "
+    "is not scored (evidence = no_passage) rather than scored against a title. L1 stays "
+    "corpus-based: a tool response does not prove that an identifier exists inside a corpus's "
+    "declared coverage. A citation L1 leaves unchecked is scored only against what the agent "
+    "read; notfound and transient ones never."
 )
 
 
 @dataclass(frozen=True)
 class AgentRead:
     """The text an agent read that concerns one cited identifier (from its tool responses) and
-    the 0-based indices of the tool calls it came from."""
+    the 0-based indices of the tool calls it came from. An empty ``text``: the agent read
+    records naming the identifier, none with a passage (a title only) -- nothing to score."""
 
     text: str
     calls: tuple[int, ...]
@@ -248,8 +262,9 @@ def score_support(
     ``corpus_score``: the claim against the corpus passage (found citations whose passage
     ``passage_of`` supplies); ``tool_score``: against ``agent_read[i]`` (found or unchecked
     citations the agent read about). ``support_score`` and ``l2`` follow the tool score when
-    there is one, else the corpus score; without either, ``evidence`` is ``none`` and l2 is
-    empty. All pairs go to ``scorer`` in one call, corpus pairs first (a run without tool
+    there is one, else the corpus score; without either, ``evidence`` is ``no_passage`` when
+    the agent read records about a found or unchecked citation that held no passage (a title
+    only), else ``none``, and l2 is empty. All pairs go to ``scorer`` in one call, corpus pairs first (a run without tool
     evidence scores exactly the pairs it always did)."""
     out = audited.copy()
     n = len(out)
@@ -282,9 +297,18 @@ def score_support(
         for (i, kind), v in zip(slots, s, strict=True):
             (tool if kind == "tool" else corpus)[i] = float(v)
     has_tool, has_corpus = ~np.isnan(tool), ~np.isnan(corpus)
-    out["evidence"] = np.where(has_tool, "tool_response", np.where(has_corpus, "corpus", "none"))
+    bare = np.array(
+        [r is not None and not r.text and l1[i] in L2_SCORED for i, r in enumerate(read)], bool
+    )
+    out["evidence"] = np.where(
+        has_tool,
+        "tool_response",
+        np.where(has_corpus, "corpus", np.where(bare, "no_passage", "none")),
+    )
     out["evidence_calls"] = [
-        ";".join(str(c) for c in r.calls) if r is not None and has_tool[i] else ""
+        ";".join(str(c) for c in r.calls)
+        if r is not None and (has_tool[i] or (bare[i] and not has_corpus[i]))
+        else ""
         for i, r in enumerate(read)
     ]
     out["tool_score"] = tool

@@ -9,6 +9,12 @@ citations yields claim-citation pairs. Recognised styles:
   Central ids ``(PMCID: PMC123)``;
 * DOIs ``(doi:10.1000/xyz)``, ``[https://doi.org/10.1000/xyz]`` and bare ``doi:10.1000/xyz``;
 * ClinicalTrials.gov ids ``NCT`` + 8 digits, bare or inside brackets/parentheses;
+* every identifier :func:`kit.corpus.identifiers.find_identifiers` reads, wherever it stands
+  (prose, brackets, parentheses): PubMed links (``https://pubmed.ncbi.nlm.nih.gov/123/``, the
+  legacy ``https://www.ncbi.nlm.nih.gov/pubmed/123``), PMC links, doi.org links, bare
+  ``PMID 123`` / ``PMC123`` / ``10.x/y`` DOIs, arXiv ids and links, ClinicalTrials.gov links,
+  and any other http(s) URL (style ``url``); each becomes one ref in the canonical scheme of the
+  corpus layer (a PubMed link is ``PMID:123``, a PMC link ``PMC123``), never a second reading;
 * author-year ``(Smith et al., 2020)``, ``(Smith and Lee 2019; Wu 2021)`` -- only with a
   reference list that holds the key (:func:`author_year_key`), since a parenthesised name and
   year is ordinary prose otherwise.
@@ -38,12 +44,12 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from kit.corpus.identifiers import Identifier, canonical, find_identifiers
 from kit.guard.windows import sentence_spans
 
 MAX_RANGE = 50
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,300})\]")
 _PAREN = re.compile(r"\(([^()\n]{1,300})\)")
-_NCT = re.compile(r"\bNCT\d{8}\b")
 _DOI_BODY = r"10\.\d{4,9}/[^\s\[\]()<>\"']*[^\s\[\]()<>\"'.,;:]"
 _BARE_DOI = re.compile(r"\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)(" + _DOI_BODY + ")", re.I)
 _PIECE_NUM = re.compile(r"^\d{1,6}$")
@@ -65,6 +71,7 @@ _UNIT_AFTER = re.compile(
 )
 _WORD_BEFORE = re.compile(r"(?:\b(?:range|ranges|interval|intervals|between|CI|IQR)|=)\s*$", re.I)
 _CITATION_POSITION = re.compile(r"\s*(?:$|[.,;:!?]|\[|\()")
+_SPAN_TRAILING = ".,;:!?)]}>\"'"
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,7 @@ class Citation:
     end: int
     text: str
     refs: tuple[str, ...]  # normalised: "3", "PMID:123", "NCT01234567", "DOI:10.1/x", ...
-    style: str  # "numeric" | "pmid" | "pmcid" | "nct" | "doi" | "author-year"
+    style: str  # "numeric" | "pmid" | "pmcid" | "nct" | "doi" | "arxiv" | "url" | "author-year"
 
 
 @dataclass(frozen=True)
@@ -106,7 +113,24 @@ def identifier_ref(piece: str) -> tuple[str, str] | None:
         return m.group(1).upper(), "nct"
     if m := _PIECE_DOI.match(piece):
         return f"DOI:{m.group(1)}", "doi"
-    return None
+    if piece[:1].isdigit():  # a bare number is never an identifier here (no guessing)
+        return None
+    ident = canonical(piece)  # links and arXiv ids, read by the corpus layer
+    return None if ident is None else ref_of(ident, piece)
+
+
+def ref_of(ident: Identifier, written: str = "") -> tuple[str, str]:
+    """(ref, style) of a canonical identifier in this module's ref spelling: ``PMID:123``,
+    ``PMC123``, ``NCT01234567``, ``DOI:10.x/y`` (as ``written`` when it spells a DOI, else
+    canonical), ``arXiv:2101.00001`` or the URL."""
+    if ident.scheme == "PMID":
+        return f"PMID:{ident.value}", "pmid"
+    if ident.scheme == "DOI":
+        m = _PIECE_DOI.match(written.strip().rstrip(_SPAN_TRAILING))
+        return f"DOI:{m.group(1) if m else ident.value}", "doi"
+    if ident.scheme == "ARXIV":
+        return ident.label, "arxiv"
+    return ident.value, {"PMCID": "pmcid", "NCT": "nct"}.get(ident.scheme, "url")
 
 
 def _parse_pieces(content: str, allow_numeric: bool) -> tuple[tuple[str, ...], str] | None:
@@ -139,7 +163,8 @@ def _parse_pieces(content: str, allow_numeric: bool) -> tuple[tuple[str, ...], s
     if styles == {"numeric"}:
         style = "numeric"
     else:
-        style = next(s for s in ("pmid", "pmcid", "nct", "doi", "numeric") if s in styles)
+        order = ("pmid", "pmcid", "nct", "doi", "arxiv", "url", "numeric")
+        style = next(s for s in order if s in styles)
     return tuple(dict.fromkeys(refs)), style
 
 
@@ -203,12 +228,15 @@ def find_citations(text: str, references: Collection[str] | None = None) -> list
             add(m.start(), m.end(), *parsed)
         elif refset and (keys := _author_year(m.group(1), refset)):
             add(m.start(), m.end(), keys, "author-year")
-    for m in _NCT.finditer(text):
-        if free(m.start(), m.end()):
-            add(m.start(), m.end(), (m.group(0),), "nct")
-    for m in _BARE_DOI.finditer(text):
+    for m in _BARE_DOI.finditer(text):  # a DOI as written ("doi:", doi.org), case kept
         if free(m.start(), m.end()):
             add(m.start(), m.end(), (f"DOI:{m.group(1)}",), "doi")
+    for a, b, ident in find_identifiers(text):  # every other identifier, in prose too
+        while b > a and text[b - 1] in _SPAN_TRAILING:  # "see https://.../123/." ends a sentence
+            b -= 1
+        if b > a and free(a, b):
+            ref, style = ref_of(ident, text[a:b])
+            add(a, b, (ref,), style)
     return sorted(found, key=lambda c: c.start)
 
 

@@ -201,8 +201,13 @@ def verdict_sentences(summary: Mapping[str, Any], synthetic_board: bool = False)
             f"{estimate_ci(wp, True)} cite a real paper that does not support the claim "
             f"({how}; {wp['n']} scored{extra})"
         )
-    lead = f"Of {c['citations']:,} citations in {c['runs']:,} runs: "
-    out.append(lead + ("; ".join(parts) if parts else "no citation could be audited") + ".")
+    if not c["citations"]:  # an empty result is a result: say so, estimate nothing
+        out.append(
+            f"None of the {c['runs']:,} audited run(s) cites anything: no citation to audit."
+        )
+    else:
+        lead = f"Of {c['citations']:,} citations in {c['runs']:,} runs: "
+        out.append(lead + ("; ".join(parts) if parts else "no citation could be audited") + ".")
     status = c.get("status") or {}
     if status.get("error") or status.get("limit"):
         out.append(
@@ -289,7 +294,9 @@ def audit_lines(
     if ev:
         lines.append(
             f"L2 evidence: {ev['tool_response']} against the tool response the agent read, "
-            f"{ev['corpus']} against the corpus passage, {ev['none']} without a passage"
+            f"{ev['corpus']} against the corpus passage, "
+            f"{ev.get('no_passage', 0)} read with a title and no passage (not scored), "
+            f"{ev['none']} without a passage"
         )
     lines += [
         "",

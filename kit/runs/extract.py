@@ -6,8 +6,8 @@ reference list: the ``citations`` entries (by ``key`` and by id) and the numbere
 entries of a ``References`` / ``Sources`` section at the end of the answer. A numeric marker
 naming no entry is kept on its claim as ``unresolved`` (a fabricated reference), never dropped.
 
-Identifiers are recognised by their scheme (PMID, PMCID, DOI, arXiv, NCT, URL) and kept as
-written; canonical forms are not this module's business.
+Identifiers are recognised by the corpus layer (:mod:`kit.corpus.identifiers`: one reading of
+every spelling, a PubMed link is a PMID wherever it stands) and made canonical by it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kit.corpus.identifiers import SCHEMES, canonical
+from kit.corpus.identifiers import SCHEMES, canonical, find_identifiers
 from kit.grade.runs import Citation, RunClaim
 from kit.guard.citations import author_year_key, identifier_ref, parse_answer
 
@@ -32,14 +32,7 @@ _HEADING = re.compile(
 _ENTRY = re.compile(r"^\s*(?:\[(\d{1,4})\]|(\d{1,4})[.)]|[-*•])\s+(.+)$")
 _SURNAME = re.compile(r"^\W*([A-Z][\w'’-]+)")
 _YEAR = re.compile(r"\b((?:19|20)\d{2})[a-z]?\b")
-_IDENTIFIERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("doi", re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\"'<>]+)", re.I)),
-    ("pmcid", re.compile(r"\b(?:PMCID:?\s*)?PMC\d{1,9}\b", re.I)),
-    ("pmid", re.compile(r"\bPMID:?\s*\d{1,9}\b", re.I)),
-    ("nct", re.compile(r"\bNCT\d{8}\b")),
-    ("arxiv", re.compile(r"\barXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?", re.I)),
-)
-_URL = re.compile(r"https?://[^\s\"'<>]+")
+_DOI_PREFIX = re.compile(r"^(?:doi\s*:\s*|(?:https?://)?(?:dx\.)?doi\.org/)", re.I)
 _TRAIL = ".,;:)]"
 
 
@@ -52,21 +45,19 @@ class Reference:
 
 
 def identifiers_in(text: str) -> list[tuple[str, str]]:
-    """(identifier as written, scheme) for each identifier in ``text``, in order; a DOI is
-    given without its ``doi:`` / ``https://doi.org/`` prefix, and a URL counts only when the
-    text names no other identifier (a DOI link is a DOI)."""
-    found: list[tuple[int, str, str]] = []
-    taken: list[tuple[int, int]] = []
-    for scheme, pattern in _IDENTIFIERS:
-        for m in pattern.finditer(text):
-            if any(m.start() < e and s < m.end() for s, e in taken):
-                continue
-            ident = m.group(1) if scheme == "doi" else m.group(0)  # a DOI without doi:/https
-            found.append((m.start(), ident.rstrip(_TRAIL), scheme))
-            taken.append((m.start(), m.end()))
-    if not found:
-        found = [(m.start(), m.group(0).rstrip(_TRAIL), "url") for m in _URL.finditer(text)]
-    return [(ident, scheme) for _, ident, scheme in sorted(found)]
+    """(identifier as written, scheme) for each identifier in ``text``, in order, found by the
+    corpus layer (:func:`kit.corpus.identifiers.find_identifiers`: any spelling it reads, a
+    PubMed / PMC / doi.org / arXiv / ClinicalTrials.gov link read as that identifier); a DOI is
+    given without its ``doi:`` / ``https://doi.org/`` prefix, and a URL of no other scheme counts
+    only when the text names no other identifier."""
+    found: list[tuple[str, str]] = []
+    for a, b, ident in find_identifiers(text):
+        written = text[a:b].rstrip(_TRAIL)
+        if ident.scheme == "DOI":
+            written = _DOI_PREFIX.sub("", written)
+        found.append((written, ident.scheme.lower()))
+    named = [f for f in found if f[1] != "url"]
+    return named or found
 
 
 def to_citation(ident: str, scheme: str) -> Citation | None:

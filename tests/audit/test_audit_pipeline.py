@@ -101,6 +101,9 @@ def test_find_identifiers_reads_every_spelling_and_never_bare_numbers() -> None:
     ]
 
 
+FETCHED = "Abstract: mitochondria cluster at the nucleus."  # names no id: asked for by argument
+
+
 def test_response_segment_and_argument_rule() -> None:
     search = (
         "PMID: 21645374\nTitle: lace plant PCD\nmitochondria surround the nucleus\n\n"
@@ -118,7 +121,7 @@ def test_response_segment_and_argument_rule() -> None:
         _v2(
             answer="Mitochondria surround the nucleus (PMID: 21645374).",
             tool_calls=[
-                {"tool": "fetch", "arguments": {"pmid": "21645374"}, "response_text": "Abstract."},
+                {"tool": "fetch", "arguments": {"pmid": "21645374"}, "response_text": FETCHED},
                 {"tool": "search", "arguments": {"q": "x"}, "response_text": search},
                 {"tool": "down", "status": "error", "response_text": "PMID: 21645374 err"},
                 {"tool": "stored", "response_ref": "responses.jsonl#1"},
@@ -127,7 +130,7 @@ def test_response_segment_and_argument_rule() -> None:
     )
     read = agent_read(run, P1)
     assert read is not None and read.calls == (0, 1)
-    assert read.text.startswith("Abstract.\n\nPMID: 21645374") and "Snellen" not in read.text
+    assert read.text.startswith(FETCHED + "\n\nPMID: 21645374") and "Snellen" not in read.text
     assert agent_read(run, Citation("NCT", "NCT01234567")) is None
     assert unread_refs([run]) == 1
 
@@ -207,7 +210,9 @@ def _mixed_runs(path: Path) -> Path:
         _v2(
             run_id="v2-doi",
             answer="A result (doi:10.1000/abc).",
-            tool_calls=[{"tool": "fetch", "response_text": "doi:10.1000/ABC: a result text."}],
+            tool_calls=[
+                {"tool": "fetch", "response_text": "doi:10.1000/ABC: a result text on the finding."}
+            ],
         ),
         _v2(run_id="v2-plain", answer="Nothing read (PMID: 9488747)."),
     ]

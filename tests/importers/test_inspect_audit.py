@@ -102,7 +102,12 @@ def test_audit_of_an_inspect_log_checks_claims_against_what_the_agent_read(
 
     summary = json.loads((out / "summary.json").read_text())
     validate_json(summary, "audit_summary", "summary.json")
-    assert summary["counts"]["evidence"] == {"tool_response": 1, "corpus": 0, "none": 0}
+    assert summary["counts"]["evidence"] == {
+        "tool_response": 1,
+        "corpus": 0,
+        "no_passage": 0,
+        "none": 0,
+    }
     assert summary["counts"]["claims"] == 1 and summary["counts"]["claims_citing"] == 1
     note = next(n for n in summary["notes"] if n.startswith("L2 evidence:"))
     assert "1 citation(s) scored against the tool response the agent read" in note
