@@ -368,8 +368,7 @@ class Watchdog:
                 )
                 if _progress_fd is not None:  # the console script's child: end it here
                     err = _lost_error(self.where, self.lost)
-                    details = _last_progress or ["done: nothing was finished before the loss"]
-                    err = ClusterError(err.reason, err.message, details=list(details))
+                    err = ClusterError(err.reason, err.message, details=list(_last_progress))
                     sys.stderr.write(err.render() + "\n")
                     sys.stderr.flush()
                     finished(2)
@@ -482,10 +481,7 @@ def supervise() -> None:
         f"Ray ended this run's driver process ({how}), as it does when the Ray node the "
         "driver is attached to goes away (cluster stopped or killed)",
     )
-    details = last.split("\x1f") if last else ["done: nothing was finished before the loss"]
-    if not any(d.startswith("nothing was written") for d in details):
-        details.append("nothing was written: no output file or folder of this run")
-    err = ClusterError(err.reason, err.message, details=details)
+    err = ClusterError(err.reason, err.message, details=last.split("\x1f") if last else [])
     sys.stderr.write(err.render() + "\n")
     sys.stderr.flush()
     os._exit(2)

@@ -30,7 +30,14 @@ from click.testing import CliRunner
 from kit.cli import cli
 from kit.errors import ConfigError
 from kit.guard import score_store as ss
-from kit.parallel import Engine, connect_failure, parse_address, recorded_cluster, tcp_probe
+from kit.parallel import (
+    Engine,
+    connect_failure,
+    parse_address,
+    recorded_cluster,
+    tcp_probe,
+    wants_ray,
+)
 
 RAY_BIN = Path(sys.executable).parent / "ray"
 CHECKPOINT = 50  # pairs per store checkpoint in the runs below (the default is 4096)
@@ -320,3 +327,28 @@ def test_cluster_lost_mid_run_is_exit_2_and_the_rerun_resumes_byte_identical(
     said = _said(p, 300)
     assert p.returncode == 0 and "0 hit(s), 300 scored" in said, said
     assert rerun.read_bytes() == whole.read_bytes()
+
+
+def test_wants_ray_reads_the_engine_option() -> None:
+    assert wants_ray(["guard", "score", "p.csv", "--engine", "ray"])
+    assert wants_ray(["audit", "runs.jsonl", "--engine=ray"])
+    assert not wants_ray(["guard", "score", "p.csv", "--engine", "local"])
+    assert not wants_ray(["guard", "score", "ray", "--out", "engine"])
+
+
+def _supervised(body: str) -> subprocess.CompletedProcess:
+    code = f"import os, kit.parallel as p; p.supervise(); {body}"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_the_supervisor_explains_a_driver_that_ray_ended() -> None:
+    """Ray's _Exit(1) skips Python: the parent says what the child last reported, exit 2."""
+    r = _supervised("p.report_progress(['done: 5 of 9 pairs', 'nothing was written']); os._exit(1)")
+    assert r.returncode == 2, r
+    assert "error [ray_lost]" in r.stderr and "Ray ended this run's driver process" in r.stderr
+    assert "exit status 1" in r.stderr and "done: 5 of 9 pairs" in r.stderr
+    # a command that ended through the kit keeps its own status, whatever happens after
+    r = _supervised("p.finished(0); os._exit(1)")
+    assert r.returncode == 0 and "error" not in r.stderr, r
+    r = _supervised("p.finished(2); raise SystemExit(2)")
+    assert r.returncode == 2 and "ray_lost" not in r.stderr, r
