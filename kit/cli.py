@@ -93,8 +93,18 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="kit")
+    """Console-script entry point. With ``--engine ray`` the process that runs Ray's driver is
+    supervised (:func:`kit.parallel.supervise`): a Ray that ends it still gets a kit error."""
+    import kit.parallel
+
+    if kit.parallel.wants_ray(sys.argv[1:]):
+        kit.parallel.supervise()
+    try:
+        cli(prog_name="kit")
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        kit.parallel.finished(code)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,6 +5,7 @@ Two families, as in pandera's split between "the schema is wrong" and "the data 
 * :class:`InputError` -- the data's fault (a file, a row, a column, a value). Exit status 2.
 * :class:`ConfigError` -- the caller's fault (a flag, a design file, a parameter). Exit status 2.
 * :class:`IntegrityError` -- bytes that do not match their pinned hash. Exit status 2.
+* :class:`ClusterError` -- the Ray cluster cannot be reached, or was lost mid-run. Exit status 2.
 
 Every error carries a machine-readable ``reason`` code and a message that says what was
 expected, what was found, and (where there is one) how to fix it. The CLI maps all of them to
@@ -74,6 +75,11 @@ class ConfigError(KitError):
 
 class IntegrityError(KitError):
     """Bytes that do not match their pinned sha256 (or a broken receipt chain)."""
+
+
+class ClusterError(KitError):
+    """The compute cluster failed: unreachable at connection, or lost mid-run (``--engine
+    ray``). Nothing is written; the score store keeps what was finished."""
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,12 @@ def audit_options(runs: Path, **check: Any) -> AuditOptions:
     from kit.parallel import Engine
 
     cache_dir, no_cache, quiet = check.pop("cache_dir"), check.pop("no_cache"), check.pop("quiet")
-    engine = Engine(check.pop("engine"), check.pop("ray_address"), check.pop("ray_workers"))
+    engine = Engine(
+        check.pop("engine"),
+        check.pop("ray_address"),
+        check.pop("ray_workers"),
+        check.pop("ray_connect_timeout"),
+    )
     return AuditOptions(
         runs=runs,
         out=check.pop("out", Path(".")),

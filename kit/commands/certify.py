@@ -135,6 +135,7 @@ def certify(
     engine: str,
     ray_address: str | None,
     ray_workers: int | None,
+    ray_connect_timeout: float | None,
 ) -> None:
     """Certify every pair of a score table under a declared design (Eq. 4 of the paper).
 
@@ -175,7 +176,7 @@ def certify(
       kit certify examples/certify/plain_scores.csv --design examples/certify/design_plain.yaml --out cert/
       kit certify scores.csv --design examples/certify/design.yaml --out out/ --null-draws 2000
     """
-    spec = Engine(engine, ray_address, ray_workers)
+    spec = Engine(engine, ray_address, ray_workers, ray_connect_timeout)
     if spec.is_ray and null_draws == 0 and validate == 0:
         click.echo(
             "--engine ray: nothing to distribute without --null-draws / --validate", err=True

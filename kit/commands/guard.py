@@ -451,6 +451,7 @@ def score_cmd(
     engine: str,
     ray_address: str | None,
     ray_workers: int | None,
+    ray_connect_timeout: float | None,
 ) -> None:
     """Score any pair table with a verifier: one `score` per pair, keyed by pair_id.
 
@@ -472,10 +473,11 @@ def score_cmd(
       kit guard score pairs.csv --engine ray --ray-address HEAD:6379 --out scores.csv
     """
     from kit.guard.pairtable import read_pair_table, score_pairs, table_format, write_pair_table
-    from kit.guard.ray_engine import scoring_engine
     from kit.guard.score_store import open_scorer
     from kit.guard.verifier import load_verifier
+    from kit.parallel import Engine
 
+    spec = Engine(engine, ray_address, ray_workers, ray_connect_timeout)
     table_format(out, "output table")
     frame = read_pair_table(pairs)
     if keep_types:
@@ -488,8 +490,8 @@ def score_cmd(
     if frame.empty:
         raise ConfigError("bad_parameter", f"no pairs left after --keep-types {keep_types!r}")
     v = load_verifier(verifier, variant, device, batch_size, progress=True)
-    stored = open_scorer(v, score_store_root(cache_dir, no_cache), device)
-    with scoring_engine(engine, v, ray_address, ray_workers, device):
+    stored = open_scorer(v, score_store_root(cache_dir, no_cache), device, spec)
+    with stored:  # Ray (--engine ray) starts at the first miss and stops here
         scored = score_pairs(stored, frame)
     stored.flush()
     scored = validate_frame(scored.reset_index(drop=True), "guard_pair_scores", str(out))

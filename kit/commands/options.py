@@ -262,9 +262,19 @@ def score_store_root(cache_dir: Path, no_cache: bool) -> Path | None:
 
 
 def engine_options(f: Callable[..., None]) -> Callable[..., None]:
-    """--engine local|ray, --ray-address ADDR, --ray-workers N (docs/scale.md; kit.parallel)."""
-    from kit.parallel import ENGINES
+    """--engine local|ray, --ray-address ADDR, --ray-workers N, --ray-connect-timeout S
+    (docs/scale.md; kit.parallel)."""
+    from kit.parallel import CONNECT_TIMEOUT, ENGINES
 
+    f = click.option(
+        "--ray-connect-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="With --engine ray: seconds to wait for the cluster to answer, at connection "
+        "(one TCP probe, then one Ray attempt) and mid-run (silence this long, at most 45 s, "
+        f"ends the run with exit 2; finished scores stay in the store) [default: "
+        f"{CONNECT_TIMEOUT:g}].",
+    )(f)
     f = click.option(
         "--ray-workers",
         type=click.IntRange(min=1),
@@ -276,8 +286,8 @@ def engine_options(f: Callable[..., None]) -> Callable[..., None]:
         "--ray-address",
         default=None,
         help="With --engine ray: the cluster to use (HOST:6379 as `ray start --head` prints, "
-        "'auto', or ray://HOST:10001); default: RAY_ADDRESS if set, else a Ray started on "
-        "this machine.",
+        "'auto', ray://HOST:10001, or 'local' for a private Ray); default: RAY_ADDRESS if "
+        "set, else a cluster `ray start` runs on this machine, else a private Ray.",
     )(f)
     return click.option(
         "--engine",

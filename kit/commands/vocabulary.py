@@ -219,6 +219,9 @@ VOCABULARY: dict[str, Term] = {
     "engine": Term("--engine", "Where the verifier's model runs: local or ray (guard score)."),
     "ray_address": Term("--ray-address", "The Ray cluster (guard score --engine ray)."),
     "ray_workers": Term("--ray-workers", "Ray actors scoring in parallel (guard score)."),
+    "ray_connect_timeout": Term(
+        "--ray-connect-timeout", "Seconds to wait for the Ray cluster to answer (guard score)."
+    ),
     "base": Term("--base", "The BERT-family model to start training from (guard train)."),
     "cap_per_source": Term("--cap-per-source", "Training pairs per source at most (guard train)."),
     "leave_out": Term("--leave-out", "Train without this source (guard train)."),

@@ -31,6 +31,7 @@ import numpy as np
 
 from kit.errors import ConfigError, IntegrityError
 from kit.parallel import (
+    CONNECT_TIMEOUT,
     ENGINES,
     EXTRA_HINT,
     Engine,
@@ -161,17 +162,20 @@ def ray_engine(
     workers: int | None = None,
     device: str = "cpu",
     threads: int = 1,
+    timeout: float = CONNECT_TIMEOUT,
 ) -> Iterator[int]:
     """Within the block, ``verifier`` runs its graph on Ray; yields the number of actors.
 
-    ``address``: see :func:`kit.parallel.ray_session` (None: the Ray of this process, else
-    RAY_ADDRESS, else a local one). ``workers`` None = the cluster's CPUs / ``threads``.
-    The local runners are put back on exit, and a Ray started here is shut down.
+    ``address`` and ``timeout``: see :func:`kit.parallel.ray_session` (None: the Ray of this
+    process, else RAY_ADDRESS, else a cluster ``ray start`` recorded on this machine, else a
+    local one). ``workers`` None = the cluster's CPUs / ``threads``. The local runners are put
+    back on exit, and a Ray started here is shut down. A cluster lost inside the block is a
+    :class:`kit.errors.ClusterError` (exit 2).
     """
     if workers is not None and workers < 1:
         raise ConfigError("bad_parameter", f"--ray-workers must be >= 1; got {workers}")
     parts = windowed_parts(verifier)
-    with ray_session(address) as ray:
+    with ray_session(address, timeout) as ray:
         n = cluster_workers(ray, workers, threads)
         saved = [p.runner for p in parts]
         try:
@@ -194,4 +198,4 @@ def scoring_engine(
     spec = engine if isinstance(engine, Engine) else Engine(engine, address, workers)
     if not spec.is_ray:
         return contextlib.nullcontext()
-    return ray_engine(verifier, spec.address, spec.workers, device)
+    return ray_engine(verifier, spec.address, spec.workers, device, timeout=spec.timeout)

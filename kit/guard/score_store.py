@@ -23,6 +23,12 @@ so the oldest value is kept and a rerun reads back exactly the floats an earlier
 only the shards it read; a reader that loses a shard to it re-lists).
 
 A changed verifier (another sha256) or mode is another folder: it can never hit old entries.
+
+The misses of one call are scored in key order, in checkpoints of :data:`CHECKPOINT_PAIRS`
+pairs, each written to the store as it completes (when there is more than one): a run that
+fails part-way (a Ray cluster lost, a killed process) keeps every finished checkpoint, and the
+rerun's misses are the same pairs minus a prefix of checkpoints, so it scores the remaining
+checkpoints in the same batches -- the same bytes as an uninterrupted run (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ import numpy as np
 import pandas as pd
 
 from kit import atomic
-from kit.errors import ConfigError, InputError, Location, check_param
+from kit.errors import ClusterError, ConfigError, InputError, Location, check_param
+from kit.parallel import busy, report_progress
 from kit.registry.fetch import REPO_ROOT
 
 FORMAT = 1
@@ -51,6 +58,7 @@ DEFAULT_STORE = REPO_ROOT / "data" / "scores"
 ENV_VAR = "KIT_CACHE_DIR"
 SHARD_GLOB = "shard-*.parquet"
 COMPACT_AT = 64  # a writer merges its partition once it holds this many shards
+CHECKPOINT_PAIRS = 4096  # misses scored (and written to the store) per checkpoint
 _RELIST = 5  # how often a reader re-lists shards that a concurrent compaction removed
 Entry = tuple[float, tuple[float, ...] | None]
 
@@ -305,6 +313,15 @@ def compact_store(root: Path) -> dict[str, int]:
 # ----------------------------------------------------------------------------- the scorer
 
 
+def checkpoint_slices(n: int, size: int) -> list[slice]:
+    """``n`` items in consecutive slices of ``size`` (the last one shorter): the checkpoints.
+
+    Cut from the front, so dropping a prefix of whole checkpoints leaves the others as they
+    were -- what a resumed run relies on to score the same batches.
+    """
+    return [slice(a, min(a + size, n)) for a in range(0, n, size)]
+
+
 @dataclass
 class StoredScorer:
     """A verifier that answers from a :class:`ScoreStore` and scores only the misses.
@@ -377,20 +394,77 @@ class StoredScorer:
         self.misses += len(todo)
         self.hits += len(keys) - len(todo)
         if todo:
-            self._engage()
             items = sorted(todo.items())
-            cs = [c for _, (c, _) in items]
-            ps = [p for _, (_, p) in items]
-            if self._classes:
-                s, probs = self.inner.score_classes(cs, ps)
-                probs = np.asarray(probs, dtype=np.float64)
-                for (k, _), v, row in zip(items, np.asarray(s, dtype=float), probs, strict=True):
-                    self.store.add(k, float(v), row.tolist())
-            else:
-                s = np.asarray(self.inner.score(cs, ps), dtype=float)
-                for (k, _), v in zip(items, s, strict=True):
-                    self.store.add(k, float(v))
+            checkpoints = checkpoint_slices(len(items), CHECKPOINT_PAIRS)
+            done = 0
+            self._engage()
+            report_progress(self._progress(0, len(items)))
+            try:
+                for part in checkpoints:
+                    with busy():
+                        self._score_items(items[part])
+                    if len(checkpoints) > 1:
+                        self.flush()
+                    done = part.stop
+                    report_progress(self._progress(done, len(items)))
+            except BaseException as exc:
+                err = self._engine_failed(exc)
+                if err is None:
+                    raise
+                self.flush()  # every finished pair, this step's and earlier steps'
+                raise self._explained(err, done, len(items)) from None
         return [self.store.get(k) for k in keys]  # type: ignore[misc]
+
+    def _score_items(self, items: list[tuple[bytes, tuple[str, str]]]) -> None:
+        """Score ``items`` ((key, (claim, passage)), in key order) and add them to the store."""
+        cs = [c for _, (c, _) in items]
+        ps = [p for _, (_, p) in items]
+        if self._classes:
+            s, probs = self.inner.score_classes(cs, ps)
+            probs = np.asarray(probs, dtype=np.float64)
+            for (k, _), v, row in zip(items, np.asarray(s, dtype=float), probs, strict=True):
+                self.store.add(k, float(v), row.tolist())
+        else:
+            s = np.asarray(self.inner.score(cs, ps), dtype=float)
+            for (k, _), v in zip(items, s, strict=True):
+                self.store.add(k, float(v))
+
+    def _engine_failed(self, exc: BaseException) -> ClusterError | None:
+        """Hand ``exc`` to the engine's context (which turns a lost cluster into a
+        :class:`ClusterError`) and close it; the ClusterError, or None if it is not one."""
+        if isinstance(exc, ClusterError):
+            return exc
+        if self._engaged is None:
+            return None
+        stack, self._engaged = self._engaged, None
+        try:
+            stack.__exit__(type(exc), exc, exc.__traceback__)
+        except ClusterError as err:
+            return err
+        except BaseException:
+            return None
+        return None
+
+    def _progress(self, done: int, todo: int) -> list[str]:
+        """What is finished, what the store kept and how to resume, in words."""
+        folder = self.store.folder
+        kept = (
+            f"the score store kept them ({folder}): rerun the same command to resume from it"
+            if folder is not None
+            else "--no-cache: they were not kept"
+        )
+        return [
+            f"done: {done} of the {todo} pairs this step had to score (checkpoints of "
+            f"{CHECKPOINT_PAIRS}, in score-store key order) and the {self.misses - todo} of "
+            f"earlier steps; {kept}",
+            "nothing was written: no output file or folder of this run",
+        ]
+
+    def _explained(self, err: ClusterError, done: int, todo: int) -> ClusterError:
+        """``err`` with what was finished, what was kept and how to resume."""
+        return ClusterError(
+            err.reason, err.message, details=[*err.details, *self._progress(done, todo)]
+        )
 
     def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
         return np.array([e[0] for e in self._entries(claims, passages)], dtype=float)
