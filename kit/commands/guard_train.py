@@ -227,9 +227,12 @@ def adapt_cmd(
     signals -- P(entailment), P(contradiction), relatedness -- by a logistic rule fitted on
     the sample (seconds); --method best runs both. Prints the AUC on the sample before (the
     parent never saw it) and after (k-fold cross-validated: each fold scored by a model fitted
-    on the others; pairs sharing a claim, passage or group stay in one fold), and writes a
-    new card (parent card sha256, sample sha256, method, rule, time). Calibrate the
-    guarantee afterwards on labelled pairs DISJOINT from this sample.
+    on the others; pairs sharing a claim, passage or group stay in one fold; AUCs read within
+    folds, never over the fold models' pooled scores), adapted - parent on the same held-out
+    folds with a 95% CI and its verdict (improved / no_evidence / worse), and what each fold
+    model saw; writes a new card (parent card sha256, sample sha256, method, rule, estimate,
+    verdict, time). Calibrate the guarantee afterwards on labelled pairs DISJOINT from this
+    sample.
 
     \b
     Example:

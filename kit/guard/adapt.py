@@ -4,12 +4,13 @@ recombine its signals by a rule fitted on them, :mod:`kit.guard.fitted_rule`).
 The AUC on the sample is printed before (the parent card never saw the sample) and after
 (k-fold cross-validated: each fold scored by a model fitted on the other folds; pairs sharing
 a claim, a passage or a group value stay in one fold, :func:`independent_units`). The after
-figure is read within folds, each fold model's scores against the parent's on the same held-out
-pairs (:mod:`kit.stats.crossval_auc`: pooling several models' scores into one AUC mixes their
-scale offsets into the ranking and is biased low), with a paired CI of adapted - parent whose
-side of 0 is the card's verdict. It is written on the new card with the parent card's sha256, the sample's sha256 and the sha256 of every
-(claim, passage) pair -- so that ``kit guard calibrate`` can refuse to calibrate the guarantee
-on pairs the verifier was fitted on (:func:`check_disjoint`).
+figure is read within folds, each fold model's scores against the parent's on the same
+held-out pairs (:mod:`kit.stats.crossval_auc`: pooling several models' scores into one AUC
+mixes their scale offsets into the ranking and is biased low), with a paired CI of adapted -
+parent whose side of 0 is the card's verdict. It is written on the new card with the parent
+card's sha256, the sample's sha256 and the sha256 of every (claim, passage) pair -- so that
+``kit guard calibrate`` can refuse to calibrate the guarantee on pairs the verifier was
+fitted on (:func:`check_disjoint`).
 """
 
 from __future__ import annotations

@@ -97,3 +97,45 @@ def test_the_printed_estimate_covers_the_adapted_card_on_held_out_claims(tmp_pat
     # and so do the held-out claims
     assert a["verdict"] == "improved" and a["improved"] is True
     assert tested > tested_parent
+
+
+def test_adaptation_schema_reads_old_cards_and_ties_improved_to_the_verdict() -> None:
+    """schemas/json/guard_adaptation.schema.json: a card written before the within-fold
+    estimate (no verdict) still validates; a new one must carry its estimate, and its
+    ``improved`` must be ``verdict == "improved"``."""
+    from kit.errors import InputError
+    from kit.schema import validate_json
+
+    old = {
+        "parent_card_sha256": "a" * 64,
+        "sample_sha256": "b" * 64,
+        "sample_n": 300,
+        "method": "fine-tune",
+        "chosen": "fine-tune:entailment",
+        "fine_tuned": True,
+        "cv_folds": 3,
+        "cv_units": 120,
+        "cv_auc_before": 0.657,
+        "cv_auc_after": 0.602,
+        "improved": False,
+        "scoring": "entailment",
+        "pair_sha256": ["c" * 64],
+    }
+    validate_json(old, "guard_adaptation")
+    fold = {"train_pairs": 240, "train_units": 96, "test_pairs": 60, "test_units": 24}
+    fold |= {"n_pos": 20, "n_neg": 40, "auc_a": 0.8, "auc_b": 0.7}
+    estimate = {
+        "auc_a": 0.78, "auc_a_lo": 0.74, "auc_a_hi": 0.82, "auc_b": 0.66, "auc_b_lo": 0.61,
+        "auc_b_hi": 0.71, "diff": 0.12, "lo": 0.07, "hi": 0.17, "fold_sd_a": 0.03,
+        "fold_sd_diff": 0.02, "verdict": "improved", "level": 0.95, "n_boot": 2000,
+        "folds": [{"fold": f, **fold} for f in range(5)],
+    }  # fmt: skip
+    new = old | {"verdict": "improved", "improved": True, "cv_estimate": estimate}
+    validate_json(new, "guard_adaptation")
+    for bad in (
+        new | {"improved": False},
+        new | {"verdict": "no_evidence"},
+        {k: v for k, v in new.items() if k != "cv_estimate"},
+    ):
+        with pytest.raises(InputError, match="guard_adaptation"):
+            validate_json(bad, "guard_adaptation")
