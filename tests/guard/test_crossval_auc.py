@@ -81,7 +81,7 @@ def test_pooled_auc_is_biased_by_fold_offsets_and_the_within_fold_estimate_is_no
     assert abs(np.mean(control) - truth) < 3 * se_c
 
 
-@pytest.mark.slow  # 37 s on 2 shared cores (120 simulated samples x 3 x 300 resamples)
+@pytest.mark.slow  # 11 s on 2 cores, 37 s when shared (120 samples x 3 x 300 resamples)
 def test_crossval_ci_covers_the_truth_and_the_paired_difference() -> None:
     """A fold model (offsets differ by fold) against a fixed parent that reads the same noise
     less well: both CIs and that of the difference cover the known truths at about 95%
