@@ -181,9 +181,10 @@ def train_cmd(
 @click.option(
     "--folds",
     type=click.IntRange(min=2),
-    default=3,
+    default=5,
     show_default=True,
-    help="Folds of the before/after cross-validated AUC.",
+    help="Folds of the before/after cross-validated AUC, at most (fewer where a held-out "
+    "fold would lack a label).",
 )
 @click.option(
     "--label-map",
@@ -234,16 +235,19 @@ def adapt_cmd(
     signals -- P(entailment), P(contradiction), relatedness -- by a logistic rule fitted on
     the sample (seconds); --method best runs both. Prints the AUC on the sample before (the
     parent never saw it) and after (k-fold cross-validated: each fold scored by a model fitted
-    on the others; pairs sharing a claim, passage or group stay in one fold), and writes a
-    new card (parent card sha256, sample sha256, method, rule, time). Calibrate the
-    guarantee afterwards on labelled pairs DISJOINT from this sample.
+    on the others; pairs sharing a claim, passage or group stay in one fold; AUCs read within
+    folds, never over the fold models' pooled scores), adapted - parent on the same held-out
+    folds with a 95% CI and its verdict (improved / no_evidence / worse), and what each fold
+    model saw; writes a new card (parent card sha256, sample sha256, method, rule, estimate,
+    verdict, time). Calibrate the guarantee afterwards on labelled pairs DISJOINT from this
+    sample.
 
     \b
     Example:
       kit guard adapt labelled.csv --verifier minilm-nli --out data/verifier-lab
       kit guard adapt labelled.csv --method recombine --out data/verifier-lab
     """
-    from kit.guard.adapt import ADAPT_LR, adapt_verifier
+    from kit.guard.adapt import ADAPT_LR, adapt_verifier, adaptation_lines
     from kit.guard.pairtable import parse_label_map
 
     card = adapt_verifier(
@@ -259,35 +263,14 @@ def adapt_cmd(
         method=method,
     )
     a = card["extra"]["adaptation"]
-    click.echo(
-        f"AUC on the sample (n={a['sample_n']}): before {a['cv_auc_before']:.3f} (parent, not "
-        f"trained on it), after {a['cv_auc_after']:.3f} ({a['cv_folds']}-fold cross-validated "
-        f"over {a['cv_units']} independent units: pairs sharing a claim, passage or group stay "
-        f"in one fold); {a['seconds']:.0f}s"
-    )
-    if a["cv_auc_after_by_rule"]:
-        rules = ", ".join(
-            f"{r} {a['auc_before_by_rule'].get(r, float('nan')):.3f} -> {v:.3f}"
-            for r, v in a["cv_auc_after_by_rule"].items()
-        )
-        click.echo(f"fine-tuned, per scoring rule, before -> after (cross-validated): {rules}")
-    if a["cv_auc_recombine"] is not None:
+    for line in adaptation_lines(a):
+        click.echo(line)
+    if a["verdict"] != "improved":
         click.echo(
-            f"recombined (the parent's weights, a rule fitted on the sample): "
-            f"{a['cv_auc_recombine']:.3f} (cross-validated)"
-        )
-    click.echo(
-        f"kept: {a['chosen']} -> scoring {a['scoring']} (best cross-validated; chosen on the "
-        "same folds, so slightly optimistic)"
-    )
-    if a.get("bi_encoder_auc") is not None:
-        click.echo(f"the relatedness bi-encoder alone on the sample: {a['bi_encoder_auc']:.3f}")
-    if not a["improved"]:
-        click.echo(
-            "warning: adaptation did not raise the cross-validated AUC on this sample (the new "
-            "card records improved: false). Each fold's model saw (k-1)/k of the sample, so "
-            "the card fitted on all of it may still do better: measure both on labelled pairs "
-            "held out of adaptation (`kit guard score` + `kit guard evaluate`) before choosing",
+            f"warning: the cross-validated AUC gives no evidence that adaptation helps on this "
+            f"sample (verdict {a['verdict']}; the card records improved: false). Measure both "
+            "cards on labelled pairs held out of adaptation (`kit guard score` + `kit guard "
+            "compare`) before choosing",
             err=True,
         )
     print_card(card)

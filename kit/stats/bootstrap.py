@@ -117,6 +117,7 @@ def cluster_bootstrap_ci(
     rng: np.random.Generator,
     n_boot: int = 2000,
     level: float = 0.95,
+    strata: np.ndarray | None = None,
 ) -> BootstrapCI:
     """Cluster percentile bootstrap of any statistic over rows (e.g. an AUC or a kappa).
 
@@ -126,9 +127,15 @@ def cluster_bootstrap_ci(
     NaN (e.g. an AUC with no positives) are dropped and counted in ``n_undefined``.
     Assumption: clusters independent; rows within a cluster may be correlated. With one row per
     cluster this is the ordinary percentile bootstrap of :func:`bootstrap_ci`.
+
+    ``strata`` (row-aligned, constant within a cluster) makes it the stratified cluster
+    bootstrap (Davison and Hinkley 1997, Section 3.8): each stratum's clusters are resampled
+    among themselves, as many as it has, so every resample keeps the design's strata and their
+    sizes in clusters (e.g. the folds of a cross-validation, each scored by its own model).
     """
-    check_param("n_boot", n_boot, n_boot >= 1, "an integer >= 1", "cluster_bootstrap_ci")
-    check_param("level", level, 0.0 < level < 1.0, "in (0, 1)", "cluster_bootstrap_ci")
+    func = "cluster_bootstrap_ci"
+    check_param("n_boot", n_boot, n_boot >= 1, "an integer >= 1", func)
+    check_param("level", level, 0.0 < level < 1.0, "in (0, 1)", func)
     arrays = tuple(np.asarray(a) for a in data)
     c = np.asarray(clusters)
     n = c.shape[0]
@@ -144,10 +151,23 @@ def cluster_bootstrap_ci(
     sizes = np.bincount(inv)
     starts = np.r_[0, np.cumsum(sizes)[:-1]]
     m = sizes.size
+    pools = [np.arange(m)]
+    if strata is not None:
+        s = np.asarray(strata)
+        check_param("strata", s.shape[0], s.shape[0] == n, "aligned with clusters", func)
+        first = s[order[starts]]  # the stratum of each cluster, read at its first row
+        check_param(
+            "strata",
+            "varies within a cluster",
+            bool(np.all(s[order] == np.repeat(first, sizes))),
+            "constant within each cluster",
+            func,
+        )
+        pools = [np.flatnonzero(first == v) for v in np.unique(first)]
     est = statistic(*arrays)
     reps = np.empty(n_boot)
     for b in range(n_boot):
-        drawn = rng.integers(0, m, m)
+        drawn = np.concatenate([p[rng.integers(0, p.size, p.size)] for p in pools])
         size = sizes[drawn]
         offsets = np.repeat(np.cumsum(size) - size, size)
         rows = order[np.repeat(starts[drawn], size) + np.arange(size.sum()) - offsets]

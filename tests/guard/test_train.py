@@ -28,6 +28,7 @@ from kit.guard.import_card import import_verifier
 from kit.guard.nli_verifier import train_verifier
 from kit.guard.train_data import Recipe
 from kit.guard.verifier import OnnxCrossEncoder, load_verifier
+from kit.stats.crossval_auc import verdict_of
 from tests.guard.tiny_model import TINY_CONFIG, tiny_weights
 from tests.release.sealing import check_sealed_folder
 
@@ -281,7 +282,19 @@ def test_adapt_writes_a_child_card_with_cv_auc(tmp_path: Path, trained: Path) ->
     a = card["extra"]["adaptation"]
     assert a["sample_n"] == 24 and a["cv_units"] == 24 and a["cv_folds"] == 2
     assert 0 <= a["cv_auc_before"] <= 1 and 0 <= a["cv_auc_after"] <= 1
-    assert a["improved"] == (a["cv_auc_after"] > a["cv_auc_before"])
+    # the after-figure is read within folds against the parent on the same held-out folds; the
+    # card's improved is the verdict of that paired CI, not after > before
+    e = a["cv_estimate"]
+    assert a["cv_auc_after"] == e["auc_a"] and e["auc_a_lo"] <= e["auc_a"] <= e["auc_a_hi"]
+    assert e["lo"] <= e["diff"] <= e["hi"] and e["diff"] == pytest.approx(
+        e["auc_a"] - e["auc_b"], abs=2e-4
+    )
+    assert a["verdict"] == verdict_of(e["lo"], e["hi"])
+    assert a["improved"] == (a["verdict"] == "improved")
+    assert [f["fold"] for f in e["folds"]] == [0, 1] and a["cv_folds_requested"] == 2
+    assert sum(f["test_pairs"] for f in e["folds"]) == 24
+    assert all(f["train_pairs"] == 24 - f["test_pairs"] for f in e["folds"])
+    assert 0 <= a["cv_auc_after_pooled"] <= 1
     assert len(a["parent_card_sha256"]) == 64 and len(a["sample_sha256"]) == 64
     # the trained card carries the relatedness bi-encoder: every rule is cross-validated, the
     # best is kept, and the adapted card carries the bi-encoder on
@@ -490,6 +503,8 @@ def test_adapt_cli_writes_a_sealed_card(tmp_path: Path, trained: Path) -> None:
     res = CliRunner().invoke(cli, [*args, "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert "AUC on the sample (n=24)" in res.output
+    assert "adapted - parent on the same held-out folds" in res.output
+    assert "fold 1: its model saw" in res.output
     check_sealed_folder(out, "guard-adapt")
     art = json.loads((out / "receipts" / "guard-adapt.receipt.json").read_text())
     assert art["body"]["inputs"]["labelled"]["path"] == str(lab)
