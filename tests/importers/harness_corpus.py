@@ -20,6 +20,8 @@ q_loop      searches again after every result              limit     none read (
 =========== ============================================== ========= ======================
 
 so a log holds 4 ok, 2 error and 2 limit runs, and the folder of two logs 8, 4 and 4 (16 runs).
+Citation spellings, records cut from the tool output and evidence kinds are exercised by the
+second scripted task, :mod:`harness_spellings`.
 """
 
 from __future__ import annotations
