@@ -15,7 +15,7 @@ KIT := $(BIN)/kit
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: help setup fetch reproduce reproduce-loso test test-slow test-all verify bench device-check lint format clean container-check container-lock release
+.PHONY: help setup harness fetch reproduce reproduce-loso test test-slow test-all verify bench device-check lint format clean container-check container-lock release
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/:/' | column -t -s ':'
@@ -59,10 +59,14 @@ verify: $(BIN)/.installed  ## verify registry hashes, frozen tables and receipt 
 test: setup  ## fast tests (default; slow ones excluded)
 	$(BIN)/pytest
 
-test-slow: setup  ## the slow validity simulations and end-to-end rebuilds
+# the slow tests also run lm-evaluation-harness itself (the lm-eval extra, pinned apart)
+harness: setup
+	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -c constraints-harness.txt -e ".[dev,train,lm-eval]"
+
+test-slow: harness  ## the slow validity simulations and end-to-end rebuilds
 	$(BIN)/pytest -m slow
 
-test-all: setup
+test-all: harness
 	$(BIN)/pytest -m "slow or not slow"
 
 bench: setup  ## benchmarks: timings and ratios against baselines measured in the same run
