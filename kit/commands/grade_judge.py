@@ -180,9 +180,9 @@ def judge_swap_cmd(
     labels: the base rates under each judge, observed agreement, Cohen's kappa, Gwet's AC1,
     positive- and negative-specific agreement, each with a percentile-bootstrap 95% CI (over
     answers for criteria, over (model, task) pairs for solve labels). Per system: solve rate
-    under each judge, the difference (B - A), rank under each and the rank move (seed 002
-    C.4). Only (model, task) pairs both judges graded count. Writes OUT/agreement.{csv,md,tex}
-    and OUT/systems.{csv,md,tex}.
+    under each judge, the difference (B - A) with a paired bootstrap CI, rank under each and
+    the rank move (seed 002 C.4). Only (model, task) pairs both judges graded count. Writes
+    OUT/agreement.{csv,md,tex} and OUT/systems.{csv,md,tex}.
 
     \b
     Example:

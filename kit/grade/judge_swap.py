@@ -20,8 +20,9 @@ since an answer's criteria are judged together; over (model, task) pairs for ``s
 constant) is NaN with a note, never 0.
 
 Per system (model): solve rate under each judge over the tasks both graded, the difference
-(B - A), rank under each (1 = highest solve rate; ties share the best rank) and the rank move
-(rank under B - rank under A; positive = moved down).
+(B - A) with a paired percentile-bootstrap CI over the system's tasks, rank under each (1 =
+highest solve rate; ties share the best rank) and the rank move (rank under B - rank under A;
+positive = moved down).
 """
 
 from __future__ import annotations
@@ -135,8 +136,16 @@ def agreement_row(
     return row
 
 
-def system_moves(solved: pd.DataFrame) -> pd.DataFrame:
-    """Per model: solve rate under A and B, difference, ranks and rank move.
+def _rate_difference(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.mean(b) - np.mean(a))
+
+
+def system_moves(
+    solved: pd.DataFrame, rng: np.random.Generator, n_boot: int = 2000, level: float = 0.95
+) -> pd.DataFrame:
+    """Per model: solve rate under A and B, the difference B - A with a paired percentile
+    bootstrap CI over the model's tasks (both judges' labels of a task resampled together),
+    ranks and rank move.
 
     ``solved``: one row per (model, task_id) with boolean columns solved_a, solved_b."""
     g = solved.groupby("model", sort=True)
@@ -151,6 +160,13 @@ def system_moves(solved: pd.DataFrame) -> pd.DataFrame:
     out["solve_rate_a"] = out["solved_a"] / out["n_tasks"]
     out["solve_rate_b"] = out["solved_b"] / out["n_tasks"]
     out["difference"] = out["solve_rate_b"] - out["solve_rate_a"]
+    bounds = []
+    for _, grp in g:
+        xa, xb = grp["solved_a"].to_numpy(float), grp["solved_b"].to_numpy(float)
+        ci = bootstrap_ci((xa, xb), _rate_difference, rng, n_boot, level)
+        bounds.append((ci.lo, ci.hi))
+    out["difference_lo"] = [lo for lo, _ in bounds]
+    out["difference_hi"] = [hi for _, hi in bounds]
     out["rank_a"] = rankdata(-out["solve_rate_a"].to_numpy(), method="min").astype(np.int64)
     out["rank_b"] = rankdata(-out["solve_rate_b"].to_numpy(), method="min").astype(np.int64)
     out["rank_move"] = out["rank_b"] - out["rank_a"]
@@ -216,7 +232,7 @@ def judge_swap(
     agreement = pd.DataFrame(rows)
     agreement.insert(1, "judge_a", ja)
     agreement.insert(2, "judge_b", jb)
-    systems = system_moves(both[[*ANSWER, "solved_a", "solved_b"]])
+    systems = system_moves(both[[*ANSWER, "solved_a", "solved_b"]], rng, n_boot, level)
     systems.insert(1, "judge_a", ja)
     systems.insert(2, "judge_b", jb)
     return JudgeSwap(agreement, systems, ja, jb, len(keys_a - keys_b), len(keys_b - keys_a))

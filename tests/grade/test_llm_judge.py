@@ -364,10 +364,14 @@ def test_judge_swap_on_seeded_synthetic_verdicts_matches_independent_computation
     rank_b = rb.rank(ascending=False, method="min").astype(int)
     assert (sys_t["rank_a"] == rank_a.loc[sys_t.index]).all()
     assert (sys_t["rank_move"] == (rank_b - rank_a).loc[sys_t.index]).all()
+    assert (sys_t["difference_lo"] <= sys_t["difference"] + 1e-12).all()
+    assert (sys_t["difference"] <= sys_t["difference_hi"] + 1e-12).all()
+    assert (sys_t["difference_hi"] - sys_t["difference_lo"] > 0).all()  # judges differ
     # identical judges: perfect agreement, no move
     same = judge_swap(cls, va, va.assign(judge="jb"), np.random.default_rng(0), n_boot=50)
     assert (same.agreement["kappa"] == 1.0).all()
     assert (same.systems["difference"] == 0).all() and (same.systems["rank_move"] == 0).all()
+    assert (same.systems["difference_lo"] == 0).all() and (same.systems["difference_hi"] == 0).all()
 
 
 def test_judge_swap_refuses_a_table_of_two_judges_and_names_equal_judges(tmp_path: Path) -> None:
