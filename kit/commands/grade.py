@@ -207,7 +207,7 @@ def runs_cmd(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="DuckDB catalog: when given, the lexical judge's must_ground uses the lexical support "
-    "scorer on cited abstracts.",
+    "scorer on cited abstracts (an LLM judge reads the answer only).",
 )
 @score_store_options
 @_max_chars_option
@@ -244,35 +244,28 @@ def judge_cmd(
       kit grade judge runs.jsonl --checklists checklists.jsonl --out verdicts.csv
       kit grade judge runs.jsonl --checklists checklists.jsonl --judge data/judge-qwen --out llm.csv
     """
-    from kit.grade.judge import judge_runs
+    from kit.grade.judge import judge_runs, open_judge
 
     res = _read_runs(runs, max_answer_chars, skip_bad)
     cls = read_checklists(checklists)
-    scorer = passage_of = instrument = None
-    name = judge_name or "lexical"
-    if judge != "lexical":
-        from kit.grade.llm_judge import LlmJudge, load_judge_card
-
-        card = load_judge_card(Path(judge))
-        instrument = LlmJudge(card, score_store_root(cache_dir, no_cache))
-        name = judge_name or card["name"]
-        if catalog is not None:
-            click.echo("--catalog is read by the lexical judge only; ignored", err=True)
-    elif catalog is not None:
+    scorer = passage_of = None
+    if catalog is not None:
         from kit.grade.corpus import CatalogPassages
         from kit.grade.support import LexicalSupport
 
         texts = CatalogPassages(catalog).all_texts("PMID")
         scorer = LexicalSupport.from_corpus(texts[k] for k in sorted(texts))
         passage_of = _pmid_lookup(texts)
+    instrument, name = open_judge(
+        judge, score_store_root(cache_dir, no_cache), scorer=scorer, passage_of=passage_of
+    )
     try:
-        frame, unmatched = judge_runs(
-            cls, res.runs, name, scorer=scorer, passage_of=passage_of, instrument=instrument
-        )
+        frame, unmatched = judge_runs(cls, res.runs, judge_name or name, instrument=instrument)
     finally:
-        if instrument is not None:
-            click.echo(f"judge: {instrument.usage_line()}", err=True)
-            instrument.close()
+        usage = getattr(instrument, "usage_line", None)
+        if usage is not None:
+            click.echo(f"judge: {usage()}", err=True)
+            instrument.close()  # type: ignore[attr-defined]
     if unmatched:
         click.echo(
             f"{len(unmatched)} run(s) without a checklist: {', '.join(unmatched[:10])}", err=True

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import pandas as pd
@@ -158,6 +159,25 @@ class LexicalJudge:
             )
             out.append(Verdict(v, ev, None))
         return out
+
+
+def open_judge(
+    spec: str,
+    store_root: Path | None,
+    rule: JudgeRule = JudgeRule(),
+    scorer: SupportScorer | None = None,
+    passage_of: PassageOf | None = None,
+) -> tuple[ChecklistJudge, str]:
+    """The judge ``spec`` names and its name: ``lexical`` (:class:`LexicalJudge` with ``rule``,
+    ``scorer`` and ``passage_of``), else a card folder of kind ``llm-judge``
+    (:class:`kit.grade.llm_judge.LlmJudge`, its verdicts in the score store under
+    ``store_root``; it reads the answer only, so ``scorer`` and ``passage_of`` are unused)."""
+    if spec == "lexical":
+        return LexicalJudge(rule, scorer, passage_of), "lexical"
+    from kit.grade.llm_judge import LlmJudge, load_judge_card
+
+    card = load_judge_card(Path(spec))
+    return LlmJudge(card, store_root), str(card["name"])
 
 
 def judge_runs(

@@ -233,6 +233,20 @@ def test_grade_judge_with_an_llm_card_through_the_server(tmp_path: Path) -> None
     assert res.exit_code == 0, res.output
 
 
+def test_first_word_rule_without_logprobs_gives_the_same_verdicts_and_no_evidence(
+    tmp_path: Path,
+) -> None:
+    with serve("nologprobs") as srv:
+        assert import_judge(srv.url, tmp_path / "judge").exit_code == 0
+        res = grade(tmp_path / "judge", tmp_path / "v.csv", tmp_path / "store")
+        assert res.exit_code == 0, res.output
+    table = pd.read_csv(tmp_path / "v.csv", keep_default_na=False)
+    want = expected_llm_verdicts()
+    for r in table.itertuples():
+        assert (r.verdict, r.reason) == want[(r.run_id, r.criterion_id)]
+    assert (table["evidence"] == "").all()  # no log-probabilities: no evidence, never a guess
+
+
 @pytest.mark.parametrize(
     ("mode", "reason"), [("error500", "http 500"), ("refuse", "not a verdict")]
 )
