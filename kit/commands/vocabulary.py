@@ -188,7 +188,7 @@ VOCABULARY: dict[str, Term] = {
     "judge": Term(
         "--judge",
         "The checklist judge: lexical (built in, the default and the baseline) or a card folder "
-        "of kind llm-judge (grade judge; written by grade import-judge).",
+        "of kind llm-judge (grade judge, audit; written by grade import-judge).",
     ),
     "judge_name": Term("--judge-name", "The judge's name in the verdict table (grade judge)."),
     "replay_cache": Term("--cache", "The record/replay tool cache file (grade replay)."),
