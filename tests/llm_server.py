@@ -16,6 +16,13 @@ above an unrelated one. Modes:
 * ``refuse`` -- answers "I cannot judge this." with no yes / no among the top tokens;
 * ``slow`` -- waits 2 s before answering (longer than a test's client timeout).
 
+Checklist-judge prompts (the kit's template, kit.grade.judge_prompt: "Criterion: ...\n\nAnswer:
+...") get a verdict from the same word overlap (:func:`judge_verdict`): share of the criterion's
+words of 3+ letters found in the answer >= 0.5 -> met, >= 0.25 -> partial, else not_met; the
+reply is "<verdict>: k of n criterion words appear in the answer." and, with log-probabilities,
+the first token's top list gives the verdict 0.8 (split over two spellings) and the other two
+labels 0.1 each -- so P(verdict) over the three labels is 0.8. The modes apply alike.
+
 It counts chat requests (``chat``) and model listings (``models``), the most chat requests it
 held at once (``max_inflight``), and records the Authorization headers it saw. Nothing beyond loopback is contacted.
 """
@@ -37,6 +44,50 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MODEL = "overlap-judge"
 _PROMPT = re.compile(r"Claim: (.*?)\n\nPassage: (.*?)\n\nDoes the passage", re.S)
 _WORD = re.compile(r"[a-z0-9]{3,}")
+_JUDGE = re.compile(r"Criterion: (.*?)\n\nAnswer: (.*?)\n\nReply with one word first", re.S)
+_LABEL_TOKEN = {
+    "met": ("met", "Met"),
+    "partial": ("partial", " Partial"),
+    "not_met": ("not", "Not"),
+}
+
+
+def judge_verdict(criterion: str, answer: str) -> tuple[str, str]:
+    """The synthetic judge's (verdict, reason) for one (criterion, answer)."""
+    words = set(_WORD.findall(criterion.lower()))
+    seen = set(_WORD.findall(answer.lower()))
+    k, n = len(words & seen), len(words)
+    share = k / n if n else 0.0
+    verdict = "met" if share >= 0.5 else "partial" if share >= 0.25 else "not_met"
+    return verdict, f"{k} of {n} criterion words appear in the answer."
+
+
+def _judge_choice(state: ServerState, body: dict, m: re.Match) -> tuple[int, dict]:
+    verdict, reason = judge_verdict(m.group(1), m.group(2))
+    if state.mode == "refuse":
+        return 200, {
+            "message": {"role": "assistant", "content": "I cannot grade this answer."},
+            "logprobs": None,
+        }
+    text = f"{verdict}: {reason}"
+    if state.mode == "nologprobs" or not body.get("logprobs"):
+        return 200, {"message": {"role": "assistant", "content": text}, "logprobs": None}
+    first, second = _LABEL_TOKEN[verdict]
+    top = [{"token": first, "logprob": math.log(0.7)}, {"token": second, "logprob": math.log(0.1)}]
+    top += [
+        {"token": _LABEL_TOKEN[o][0], "logprob": math.log(0.1)}
+        for o in _LABEL_TOKEN
+        if o != verdict
+    ]
+    top.append({"token": "The", "logprob": math.log(1e-4)})
+    content = [
+        {"token": " ", "logprob": 0.0, "top_logprobs": [{"token": " ", "logprob": 0.0}]},
+        {"token": first, "logprob": math.log(0.7), "top_logprobs": top},
+    ]
+    return 200, {
+        "message": {"role": "assistant", "content": text},
+        "logprobs": {"content": content},
+    }
 
 
 def p_yes(claim: str, passage: str) -> float:
@@ -63,9 +114,9 @@ class ServerState:
 
 def _choice(state: ServerState, body: dict, prompt: str) -> tuple[int, dict]:
     m = _PROMPT.search(prompt)
-    if m is None:
+    judge = _JUDGE.search(prompt) if m is None else None
+    if m is None and judge is None:
         return 400, {"error": {"message": "prompt not understood"}}
-    p = p_yes(m.group(1), m.group(2))
     with state.lock:
         state.attempts[prompt] += 1
         first = state.attempts[prompt] == 1
@@ -73,6 +124,9 @@ def _choice(state: ServerState, body: dict, prompt: str) -> tuple[int, dict]:
         return 500, {"error": {"message": "internal error"}}
     if state.mode == "flaky" and first:
         return 429, {"error": {"message": "rate limited"}}
+    if judge is not None:
+        return _judge_choice(state, body, judge)
+    p = p_yes(m.group(1), m.group(2))
     if state.mode == "refuse":
         top = [{"token": "I", "logprob": math.log(0.9)}, {"token": "Sorry", "logprob": -3.0}]
         entry = {"token": "I", "logprob": math.log(0.9), "top_logprobs": top}

@@ -33,6 +33,7 @@ class AuditOptions:
     out: Path
     checklists: Path | None = None
     judge_verdicts: Path | None = None
+    judge: str = "lexical"  # the checklist judge: lexical or an llm-judge card folder
     corpus: str = "pubmedqa"  # NAME[,NAME]: the resolution order
     corpus_root: Path = DEFAULT_CORPUS_ROOT
     raw: Path = Path("data/raw")
@@ -142,6 +143,16 @@ def read_inputs(opts: AuditOptions) -> Inputs:
     checklists = verdicts = None
     if opts.judge_verdicts is not None and opts.checklists is None:
         raise ConfigError("bad_parameter", "--judge-verdicts needs --checklists")
+    if opts.judge != "lexical":
+        if opts.judge_verdicts is not None:
+            raise ConfigError(
+                "bad_parameter", "give --judge CARD or --judge-verdicts (imported), not both"
+            )
+        if opts.checklists is None:
+            raise ConfigError("bad_parameter", "--judge needs --checklists")
+        from kit.grade.llm_judge import load_judge_card
+
+        load_judge_card(Path(opts.judge))  # a bad card exits 2 before anything is scored
     if opts.checklists is not None:
         checklists = read_checklists(opts.checklists)
         hashes["checklists"] = {

@@ -206,7 +206,13 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     cites = cites.reset_index(drop=True)
     # grading, behaviour ----------------------------------------------------------------
     graded = grading_stage.grade(
-        runs, inputs.checklists, inputs.verdicts, ctx.texts, ctx.chain.passage
+        runs,
+        inputs.checklists,
+        inputs.verdicts,
+        ctx.texts,
+        ctx.chain.passage,
+        opts.judge,
+        opts.cache_dir,
     )
     rng = np.random.default_rng(opts.seed)
     headline = summary_stage.citation_headline(cites, opts.level, rng, cal.instrument)

@@ -131,6 +131,13 @@ def audit_options(runs: Path, **check: Any) -> AuditOptions:
     help="Imported judge verdicts (schemas/grade_verdicts.yaml); default: the built-in judge.",
 )
 @click.option(
+    "--judge",
+    default="lexical",
+    show_default=True,
+    help="The checklist judge when no --judge-verdicts: lexical (built in) or a card folder of "
+    "kind llm-judge (kit grade import-judge; its verdicts through the score store).",
+)
+@click.option(
     "--calibration",
     default=DEFAULT_CALIBRATION,
     show_default=True,
@@ -188,7 +195,8 @@ def audit(runs: Path, **params: Any) -> None:
     complete coverage is unchecked, never fabricated); L2 support with the verifier, checked
     first against the tool response the agent read when one names the identifier, else against
     the corpus passage (citations.csv: evidence, tool_score, corpus_score); the split-conformal
-    flag rule (flag iff s <= tau), with BM25 re-attribution suggestions; checklist grading (--checklists); behaviour from the
+    flag rule (flag iff s <= tau), with BM25 re-attribution suggestions; checklist grading
+    (--checklists; verdicts imported with --judge-verdicts, else from --judge); behaviour from the
     traces; with --board/--design, the agent's place on the board (certify engine).
     Writes OUT/report.html, summary.json, citations.csv, runs.csv, receipts/. Scores go to
     the shared score store (--cache-dir): a re-audit of the same runs, into any folder,

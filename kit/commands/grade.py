@@ -18,7 +18,12 @@ import pandas as pd
 
 from kit import atomic, boundary
 from kit.commands.audit import audit_options, citation_check_options
-from kit.commands.options import PathDefault, table_out_format_option
+from kit.commands.options import (
+    PathDefault,
+    score_store_options,
+    score_store_root,
+    table_out_format_option,
+)
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
 from kit.grade.reader import RunsRead, read_checklists, read_runs
@@ -91,6 +96,8 @@ def grade() -> None:
       kit grade runs examples/grade/runs.jsonl
       kit grade judge examples/grade/runs.jsonl --checklists examples/grade/checklists.jsonl --out verdicts.csv
       kit grade checklist verdicts.csv --checklists examples/grade/checklists.jsonl --rates
+      kit grade import-judge --base-url http://127.0.0.1:8000/v1 --model NAME --out data/judge
+      kit grade judge-swap lexical.csv llm.csv --checklists examples/grade/checklists.jsonl --out swap/
       kit grade audit-citations examples/grade/runs.jsonl --catalog data/prepared/catalog.duckdb
       kit grade behaviour examples/grade/runs.jsonl --format markdown
       kit grade replay check examples/grade/runs.jsonl --cache examples/grade/cache.jsonl
@@ -183,17 +190,26 @@ def runs_cmd(
     help="Frozen checklists JSONL (each with its frozen_sha256).",
 )
 @click.option(
-    "--judge-name",
+    "--judge",
     default="lexical",
     show_default=True,
-    help="Name of the judge in the verdict table (column judge).",
+    help="The checklist judge: lexical (built in, deterministic; the baseline) or a card folder "
+    "of kind llm-judge (kit grade import-judge).",
+)
+@click.option(
+    "--judge-name",
+    default=None,
+    help="Name of the judge in the verdict table (column judge) [lexical; an LLM judge's card "
+    "name].",
 )
 @click.option(
     "--catalog",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="DuckDB catalog: when given, must_ground uses the lexical support scorer on cited abstracts.",
+    help="DuckDB catalog: when given, the lexical judge's must_ground uses the lexical support "
+    "scorer on cited abstracts (an LLM judge reads the answer only).",
 )
+@score_store_options
 @_max_chars_option
 @_skip_option
 @_format_option
@@ -202,21 +218,33 @@ def runs_cmd(
 def judge_cmd(
     runs: Path,
     checklists: Path,
-    judge_name: str,
+    judge: str,
+    judge_name: str | None,
     catalog: Path | None,
+    cache_dir: Path,
+    no_cache: bool,
     max_answer_chars: int,
     skip_bad: bool,
     fmt: str | None,
     out: Path | None,
 ) -> None:
-    """The built-in deterministic judge: a verdict per criterion of each run in RUNS (a runs
-    JSONL file; kit.grade.judge rules).
+    """Grade each run in RUNS (a runs JSONL file) against its frozen checklist: a verdict met /
+    partial / not_met per criterion, from --judge.
 
-    Writes a verdict table (schemas/grade_verdicts.yaml) that `kit grade checklist` scores.
+    lexical (the default) is the kit's deterministic judge (kit.grade.judge rules); a card
+    folder of kind llm-judge asks a chat model (kit.grade.llm_judge), its verdicts kept in the
+    score store (a second run asks nothing) and its short reason in the column reason. A
+    question that fails or whose reply is no verdict exits 2 with nothing written.
 
-    Example: kit grade judge runs.jsonl --checklists checklists.jsonl --out verdicts.csv
+    Writes a verdict table (schemas/grade_verdicts.yaml) that `kit grade checklist` scores and
+    `kit grade judge-swap` compares.
+
+    \b
+    Example:
+      kit grade judge runs.jsonl --checklists checklists.jsonl --out verdicts.csv
+      kit grade judge runs.jsonl --checklists checklists.jsonl --judge data/judge-qwen --out llm.csv
     """
-    from kit.grade.judge import judge_runs
+    from kit.grade.judge import judge_runs, open_judge
 
     res = _read_runs(runs, max_answer_chars, skip_bad)
     cls = read_checklists(checklists)
@@ -228,7 +256,16 @@ def judge_cmd(
         texts = CatalogPassages(catalog).all_texts("PMID")
         scorer = LexicalSupport.from_corpus(texts[k] for k in sorted(texts))
         passage_of = _pmid_lookup(texts)
-    frame, unmatched = judge_runs(cls, res.runs, judge_name, scorer=scorer, passage_of=passage_of)
+    instrument, name = open_judge(
+        judge, score_store_root(cache_dir, no_cache), scorer=scorer, passage_of=passage_of
+    )
+    try:
+        frame, unmatched = judge_runs(cls, res.runs, judge_name or name, instrument=instrument)
+    finally:
+        usage = getattr(instrument, "usage_line", None)
+        if usage is not None:
+            click.echo(f"judge: {usage()}", err=True)
+            instrument.close()  # type: ignore[attr-defined]
     if unmatched:
         click.echo(
             f"{len(unmatched)} run(s) without a checklist: {', '.join(unmatched[:10])}", err=True
@@ -678,3 +715,9 @@ def planted_cmd(
             bad = ", ".join(judged.loc[~judged["covered"], "metric"])
             click.echo(f"planted audit: outside the interval: {bad}", err=True)
             click.get_current_context().exit(1)
+
+
+from kit.commands.grade_judge import import_judge_cmd, judge_swap_cmd  # noqa: E402  (issue 40)
+
+grade.add_command(import_judge_cmd)
+grade.add_command(judge_swap_cmd)

@@ -185,7 +185,12 @@ VOCABULARY: dict[str, Term] = {
     "agreement": Term("--agreement", "Agreement between two judges (grade checklist)."),
     "roster": Term("--roster", "Roster models that must all fail (grade frozen-core)."),
     "second": Term("--second", "Scores of a second decode (grade frozen-core)."),
-    "judge_name": Term("--judge-name", "Which built-in judge grades (grade judge)."),
+    "judge": Term(
+        "--judge",
+        "The checklist judge: lexical (built in, the default and the baseline) or a card folder "
+        "of kind llm-judge (grade judge, audit; written by grade import-judge).",
+    ),
+    "judge_name": Term("--judge-name", "The judge's name in the verdict table (grade judge)."),
     "replay_cache": Term("--cache", "The record/replay tool cache file (grade replay)."),
     "n_answers": Term("--n-answers", "Planted answers to generate (grade planted)."),
     "p_wrong": Term("--p-wrong", "Planted rate of unsupporting citations (grade planted)."),
@@ -229,24 +234,30 @@ VOCABULARY: dict[str, Term] = {
     "model": Term(
         "--model",
         "Model name: of imported runs (import lm-eval), or of the chat model an LLM verifier "
-        "asks (guard import-verifier --base-url).",
+        "or checklist judge asks (guard import-verifier --base-url, grade import-judge).",
     ),
     "base_url": Term(
         "--base-url",
         "An OpenAI-compatible endpoint (vLLM, llama.cpp server, Ollama, a hosted API), up to "
-        "/chat/completions (guard import-verifier).",
+        "/chat/completions (guard import-verifier, grade import-judge).",
     ),
     "api_key_env": Term(
         "--api-key-env",
-        "Environment variable an LLM verifier reads its API key from; keys are never stored.",
+        "Environment variable an LLM verifier or judge reads its API key from; keys are never "
+        "stored.",
     ),
     "answer_rule": Term(
         "--answer-rule",
-        "How an LLM verifier's yes / no answer becomes a score: top log-probabilities or the "
-        "yes-share of sampled answers.",
+        "How an LLM's reply is read: a verifier's yes / no from top log-probabilities or the "
+        "yes-share of sampled answers; a judge's verdict from the reply's first word, with "
+        "log-probabilities as evidence when returned.",
     ),
     "samples": Term("--samples", "Answers sampled per question (LLM verifier, samples rule)."),
-    "prompt": Term("--prompt", "A frozen prompt template file with {claim} and {passage}."),
+    "prompt": Term(
+        "--prompt",
+        "A frozen prompt template file: {claim} and {passage} (verifier), or {question}, "
+        "{criterion} and {answer} (judge).",
+    ),
     "concurrency": Term("--concurrency", "Requests in flight at once to a model endpoint."),
     "timeout": Term("--timeout", "Seconds one request to a model endpoint may take."),
     "retries": Term("--retries", "Retries of a failed request (transport error, HTTP 429 or 5xx)."),

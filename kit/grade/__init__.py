@@ -5,7 +5,11 @@ Functional core, one rule per home:
 * :mod:`kit.grade.runs` -- the agent-run record (schemas/json/agent_run.schema.json) and the
   converter to the citation guard's input; :mod:`kit.grade.reader` reads files (the I/O edge).
 * :mod:`kit.grade.checklist` -- frozen checklists, scoring, solve rates, inter-judge agreement.
-* :mod:`kit.grade.judge` -- the built-in deterministic (lexical / verifier-backed) judge.
+* :mod:`kit.grade.judge` -- the built-in deterministic (lexical / verifier-backed) judge and
+  the judge interface every checklist judge serves.
+* :mod:`kit.grade.llm_judge`, :mod:`kit.grade.judge_prompt` -- an LLM checklist judge selected by
+  card (kind ``llm-judge``): card, store, and how its reply becomes a verdict.
+* :mod:`kit.grade.judge_swap` -- two judges on the same runs: agreement, solve-rate and rank moves.
 * :mod:`kit.grade.citation_audit` -- L1 existence, L2 support, wrong-paper rates.
 * :mod:`kit.grade.corpus` -- registry corpora for L1 through the DuckDB catalog (I/O edge).
 * :mod:`kit.grade.support` -- support scorers (lexical baseline; the guard verifier plugs in).

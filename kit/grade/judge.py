@@ -20,12 +20,20 @@ as a table instead, ``schemas/grade_verdicts.yaml``):
 
 The scorer is any :class:`kit.grade.support.SupportScorer` -- the lexical baseline or the citation
 guard's ONNX MiniLM verifier.
+
+Judges are instruments selected by card (DESIGN.md "Instruments and gold"): :func:`judge_runs`
+hands every (question, criterion, answer) of the runs to a :class:`ChecklistJudge` in one batch
+and never branches on its kind -- :class:`LexicalJudge` (these rules; the default and the
+baseline; no reason) or :class:`kit.grade.llm_judge.LlmJudge` (a chat model; its short reason
+kept in the verdict table's ``reason`` column).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 import pandas as pd
 
@@ -38,7 +46,42 @@ from kit.grade.text import content_set, phrase_present, term_present
 
 NO_TOOLS_SUFFIX = "[no tools]"
 PassageOf = Callable[[Citation], str | None]
-VERDICT_COLUMNS = ["judge", "model", "task_id", "run_id", "criterion_id", "verdict", "evidence"]
+VERDICT_COLUMNS = [
+    "judge",
+    "model",
+    "task_id",
+    "run_id",
+    "criterion_id",
+    "verdict",
+    "evidence",
+    "reason",
+]
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One question to a checklist judge: does ``answer`` meet ``criterion``?"""
+
+    question: str
+    criterion: Criterion
+    answer: str
+    cited: tuple[Citation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's verdict on one item: met / partial / not_met, its evidence in [0, 1] (None:
+    the judge gives none) and its short reason (None: the judge gives none)."""
+
+    verdict: str
+    evidence: float | None = None
+    reason: str | None = None
+
+
+class ChecklistJudge(Protocol):
+    """Any checklist judge: one verdict per item, in order."""
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[Verdict]: ...
 
 
 @dataclass(frozen=True)
@@ -100,6 +143,43 @@ def judge_criterion(
     return _band(s, rule.ground_yes, rule.ground_partial), s
 
 
+@dataclass(frozen=True)
+class LexicalJudge:
+    """The built-in deterministic judge (:func:`judge_criterion`) as a :class:`ChecklistJudge`."""
+
+    rule: JudgeRule = JudgeRule()
+    scorer: SupportScorer | None = None
+    passage_of: PassageOf | None = None
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[Verdict]:
+        out = []
+        for it in items:
+            v, ev = judge_criterion(
+                it.criterion, it.answer, it.cited, self.rule, self.scorer, self.passage_of
+            )
+            out.append(Verdict(v, ev, None))
+        return out
+
+
+def open_judge(
+    spec: str,
+    store_root: Path | None,
+    rule: JudgeRule = JudgeRule(),
+    scorer: SupportScorer | None = None,
+    passage_of: PassageOf | None = None,
+) -> tuple[ChecklistJudge, str]:
+    """The judge ``spec`` names and its name: ``lexical`` (:class:`LexicalJudge` with ``rule``,
+    ``scorer`` and ``passage_of``), else a card folder of kind ``llm-judge``
+    (:class:`kit.grade.llm_judge.LlmJudge`, its verdicts in the score store under
+    ``store_root``; it reads the answer only, so ``scorer`` and ``passage_of`` are unused)."""
+    if spec == "lexical":
+        return LexicalJudge(rule, scorer, passage_of), "lexical"
+    from kit.grade.llm_judge import LlmJudge, load_judge_card
+
+    card = load_judge_card(Path(spec))
+    return LlmJudge(card, store_root), str(card["name"])
+
+
 def judge_runs(
     checklists: Mapping[str, Checklist],
     runs: Sequence[AgentRun],
@@ -107,14 +187,20 @@ def judge_runs(
     rule: JudgeRule = JudgeRule(),
     scorer: SupportScorer | None = None,
     passage_of: PassageOf | None = None,
+    instrument: ChecklistJudge | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Verdict rows for every run whose task has a checklist; also the run_ids without one.
+
+    ``instrument`` grades every criterion (default: :class:`LexicalJudge` with ``rule``,
+    ``scorer`` and ``passage_of``); ``judge`` is its name in the table.
 
     A tool-disabled run (the no-tool ablation) is graded as its own entry, model
     ``"<model> [no tools]"``, so it never mixes with the same model's tool-enabled runs. Two
     runs of one entry on one task are an InputError naming both run ids.
     """
-    rows = []
+    inst = instrument if instrument is not None else LexicalJudge(rule, scorer, passage_of)
+    keys: list[dict[str, str]] = []
+    items: list[JudgeItem] = []
     unmatched = []
     seen: dict[tuple[str, str], str] = {}
     for run in sorted(runs, key=lambda r: r.run_id):
@@ -132,16 +218,22 @@ def judge_runs(
             )
         seen[(entry, run.task_id)] = run.run_id
         for c in cl.criteria:
-            verdict, ev = judge_criterion(c, run.answer, run.cited, rule, scorer, passage_of)
-            rows.append(
-                {
-                    "judge": judge,
-                    "model": entry,
-                    "task_id": run.task_id,
-                    "run_id": run.run_id,
-                    "criterion_id": c.id,
-                    "verdict": verdict,
-                    "evidence": ev,
-                }
+            items.append(JudgeItem(cl.question, c, run.answer, tuple(run.cited)))
+            keys.append(
+                {"model": entry, "task_id": run.task_id, "run_id": run.run_id, "criterion_id": c.id}
             )
-    return pd.DataFrame(rows, columns=VERDICT_COLUMNS), unmatched
+    verdicts = inst.judge(items)
+    rows = [
+        {
+            "judge": judge,
+            **k,
+            "verdict": v.verdict,
+            "evidence": float("nan") if v.evidence is None else float(v.evidence),
+            "reason": v.reason,
+        }
+        for k, v in zip(keys, verdicts, strict=True)
+    ]
+    frame = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+    frame["evidence"] = frame["evidence"].astype("float64")
+    frame["reason"] = frame["reason"].astype(object)
+    return frame, unmatched

@@ -72,9 +72,9 @@ def default_store_root() -> Path:
     return Path(os.environ.get(ENV_VAR) or DEFAULT_STORE)
 
 
-def instrument_sha256(card: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON (sorted keys, no spaces) of the card's pinned fields."""
-    pinned = {k: card[k] for k in PINNED}
+def instrument_sha256(card: dict[str, Any], fields: Sequence[str] = PINNED) -> str:
+    """sha256 of the canonical JSON (sorted keys, no spaces) of the card's pinned ``fields``."""
+    pinned = {k: card[k] for k in fields}
     return text_sha256(json.dumps(pinned, sort_keys=True, separators=(",", ":")))
 
 

@@ -25,10 +25,12 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kit.errors import ConfigError
 from kit.guard.llm_prompt import first_answer_position, yes_probability, yes_share
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -222,10 +224,21 @@ class ChatClient:
         except CallFailed as exc:
             return Answer(None, exc.reason, getattr(exc, "attempts", 1))
 
-    def ask_all(self, prompts: Sequence[str]) -> list[Answer]:
-        """One :class:`Answer` per prompt, in order, at most ``concurrency`` in flight."""
+    def reply(self, prompt: str) -> tuple[dict[str, Any], int]:
+        """The raw choice of one temperature-0 request (with top log-probabilities under the
+        ``logprobs`` method) and the attempts it took; :class:`CallFailed` after the retries."""
+        if self.request.method == "logprobs":
+            return self.logprobs_choice(prompt)
+        return self._with_retries(self._body(prompt))
+
+    def map(self, fn: Callable[[str], T], prompts: Sequence[str]) -> list[T]:
+        """``fn`` on every prompt, in order, at most ``concurrency`` in flight."""
         if not prompts:
             return []
         workers = max(1, min(self.settings.concurrency, len(prompts)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(self.ask, prompts))
+            return list(pool.map(fn, prompts))
+
+    def ask_all(self, prompts: Sequence[str]) -> list[Answer]:
+        """One :class:`Answer` per prompt, in order, at most ``concurrency`` in flight."""
+        return self.map(self.ask, prompts)

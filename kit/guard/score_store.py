@@ -9,6 +9,9 @@ is keyed by
   labels, window rule, two-stage settings, execution device (:func:`scoring_mode`), and
 * the sha256 of the claim's and of the passage's UTF-8 text (:func:`pair_key`).
 
+An entry may carry a short ``note`` (an LLM checklist judge's reason for its verdict,
+:mod:`kit.grade.llm_judge`); verifier shards have none.
+
 Layout on disk (default ``data/scores/``; ``--cache-dir`` / ``KIT_CACHE_DIR``)::
 
     <root>/<verifier sha256>/<mode sha256>/mode.json          the mode, for people
@@ -128,8 +131,12 @@ def _is_sha256(text: str) -> bool:
 # ----------------------------------------------------------------------------- shards (I/O)
 
 
-def shard_frame(entries: Mapping[bytes, Entry]) -> pd.DataFrame:
-    """One shard's table: claim_sha256, passage_sha256, score, p_0 .. p_{C-1} (sorted by key)."""
+def shard_frame(
+    entries: Mapping[bytes, Entry], notes: Mapping[bytes, str] | None = None
+) -> pd.DataFrame:
+    """One shard's table: claim_sha256, passage_sha256, score, p_0 .. p_{C-1} (sorted by key),
+    and ``note`` (a short text kept with a score, e.g. an LLM judge's reason) when any entry
+    has one."""
     keys = sorted(entries)
     width = max((len(e[1]) for e in entries.values() if e[1] is not None), default=0)
     frame = pd.DataFrame(
@@ -142,7 +149,21 @@ def shard_frame(entries: Mapping[bytes, Entry]) -> pd.DataFrame:
     for j in range(width):
         col = [entries[k][1] for k in keys]
         frame[f"p_{j}"] = np.array([np.nan if p is None else p[j] for p in col], dtype=np.float64)
+    if notes:
+        frame["note"] = pd.Series([notes.get(k) for k in keys], dtype=object)
     return frame
+
+
+def _frame_notes(frame: pd.DataFrame) -> dict[bytes, str]:
+    if "note" not in frame.columns:
+        return {}
+    return {
+        bytes.fromhex(c + p): str(n)
+        for c, p, n in zip(
+            frame["claim_sha256"], frame["passage_sha256"], frame["note"], strict=True
+        )
+        if isinstance(n, str)
+    }
 
 
 def _frame_entries(frame: pd.DataFrame) -> dict[bytes, Entry]:
@@ -160,6 +181,11 @@ def _frame_entries(frame: pd.DataFrame) -> dict[bytes, Entry]:
 
 def read_shard(path: Path) -> dict[bytes, Entry]:
     """The entries of one shard, validated against schemas/score_store_shard.yaml."""
+    return read_shard_notes(path)[0]
+
+
+def read_shard_notes(path: Path) -> tuple[dict[bytes, Entry], dict[bytes, str]]:
+    """The entries and notes of one shard, validated against schemas/score_store_shard.yaml."""
     from kit.schema import validate_frame
 
     try:
@@ -173,20 +199,32 @@ def read_shard(path: Path) -> dict[bytes, Entry]:
             "rescore its pairs",
             where=Location(str(path)),
         ) from None
-    return _frame_entries(validate_frame(frame, "score_store_shard", str(path)))
+    frame = validate_frame(frame, "score_store_shard", str(path))
+    return _frame_entries(frame), _frame_notes(frame)
 
 
 def read_partition(folder: Path) -> dict[bytes, Entry]:
     """The union of a partition's shards (first shard in name order wins a repeated key)."""
+    return read_partition_notes(folder)[0]
+
+
+def read_partition_notes(folder: Path) -> tuple[dict[bytes, Entry], dict[bytes, str]]:
+    """The union of a partition's shards and of their notes (first shard in name order wins a
+    repeated key; its note, or none, goes with it)."""
     for _ in range(_RELIST):
         out: dict[bytes, Entry] = {}
+        notes: dict[bytes, str] = {}
         try:
             for path in sorted(folder.glob(SHARD_GLOB)):
-                for k, e in read_shard(path).items():
-                    out.setdefault(k, e)
+                entries, shard_notes = read_shard_notes(path)
+                for k, e in entries.items():
+                    if k not in out:
+                        out[k] = e
+                        if k in shard_notes:
+                            notes[k] = shard_notes[k]
         except FileNotFoundError:  # compacted away between listing and reading: list again
             continue
-        return out
+        return out, notes
     raise InputError(
         "bad_score_store",
         f"shards kept disappearing while reading ({_RELIST} tries); is a compaction looping?",
@@ -199,12 +237,18 @@ def _shard_name(stamp: int | None = None) -> str:
     return f"shard-{t:020d}-{os.getpid()}-{secrets.token_hex(4)}.parquet"
 
 
-def write_shard(folder: Path, entries: Mapping[bytes, Entry], stamp: int | None = None) -> Path:
-    """Write ``entries`` as one new shard, atomically (temp name, then rename)."""
+def write_shard(
+    folder: Path,
+    entries: Mapping[bytes, Entry],
+    stamp: int | None = None,
+    notes: Mapping[bytes, str] | None = None,
+) -> Path:
+    """Write ``entries`` (and their ``notes``) as one new shard, atomically (temp name, then
+    rename)."""
     from kit.schema import validate_frame
 
     path = folder / _shard_name(stamp)
-    frame = validate_frame(shard_frame(entries), "score_store_shard", str(path))
+    frame = validate_frame(shard_frame(entries, notes), "score_store_shard", str(path))
     with atomic.staged_file(path) as tmp:
         frame.to_parquet(tmp, index=False, compression="zstd")
     return path
@@ -223,6 +267,7 @@ class ScoreStore:
     mode: dict[str, Any]
     _entries: dict[bytes, Entry] | None = field(default=None, repr=False)
     _pending: dict[bytes, Entry] = field(default_factory=dict, repr=False)
+    _notes: dict[bytes, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         check_param(
@@ -242,7 +287,11 @@ class ScoreStore:
     def _load(self) -> dict[bytes, Entry]:
         if self._entries is None:
             folder = self.folder
-            self._entries = {} if folder is None or not folder.is_dir() else read_partition(folder)
+            if folder is None or not folder.is_dir():
+                self._entries = {}
+            else:
+                self._entries, notes = read_partition_notes(folder)
+                self._notes = notes | self._notes
         return self._entries
 
     def __len__(self) -> int:
@@ -251,10 +300,23 @@ class ScoreStore:
     def get(self, key: bytes) -> Entry | None:
         return self._load().get(key)
 
-    def add(self, key: bytes, score: float, probs: Sequence[float] | None = None) -> None:
+    def note(self, key: bytes) -> str | None:
+        """The note kept with a key's score (None: none)."""
+        self._load()
+        return self._notes.get(key)
+
+    def add(
+        self,
+        key: bytes,
+        score: float,
+        probs: Sequence[float] | None = None,
+        note: str | None = None,
+    ) -> None:
         entry = (float(score), None if probs is None else tuple(float(p) for p in probs))
         self._load()[key] = entry
         self._pending[key] = entry
+        if note is not None:
+            self._notes[key] = note
 
     def flush(self) -> int:
         """Append the scores added since the last flush as one shard; returns how many."""
@@ -270,7 +332,8 @@ class ScoreStore:
                     sort_keys=True,
                 )
                 atomic.write_text(mode_file, text + "\n")
-            write_shard(folder, self._pending)
+            pending_notes = {k: self._notes[k] for k in self._pending if k in self._notes}
+            write_shard(folder, self._pending, notes=pending_notes)
             if len(list(folder.glob(SHARD_GLOB))) >= COMPACT_AT:
                 compact(folder)
         self._pending = {}
@@ -288,14 +351,19 @@ def compact(folder: Path) -> int:
     if len(paths) < 2:
         return 0
     merged: dict[bytes, Entry] = {}
+    notes: dict[bytes, str] = {}
     try:
         for path in paths:
-            for k, e in read_shard(path).items():
-                merged.setdefault(k, e)
+            entries, shard_notes = read_shard_notes(path)
+            for k, e in entries.items():
+                if k not in merged:
+                    merged[k] = e
+                    if k in shard_notes:
+                        notes[k] = shard_notes[k]
     except FileNotFoundError:  # another compaction got there first
         return 0
     stamp = int(paths[0].name.split("-")[1])
-    write_shard(Path(folder), merged, stamp)
+    write_shard(Path(folder), merged, stamp, notes=notes)
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

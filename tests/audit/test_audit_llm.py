@@ -14,6 +14,7 @@ import pytest
 from audit_helpers import invoke
 from llm_server import MODEL, serve
 
+from kit.grade.judge_prompt import DEFAULT_TEMPLATE
 from kit.schema import validate_json
 
 
@@ -61,3 +62,89 @@ def test_audit_with_an_llm_card_and_a_warm_store_asks_nothing(
     assert (tmp_path / "a1" / "citations.csv").read_bytes() == (
         tmp_path / "a2" / "citations.csv"
     ).read_bytes()
+
+
+def test_audit_with_an_llm_checklist_judge_card(
+    tmp_path: Path, planted_dir: Path, registry_raw: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kit audit --judge CARD` grades the checklists with the LLM judge (issue 40 part 2); a
+    re-audit asks nothing; a failing judge exits 2 with no report."""
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "store"))
+    card, judge = tmp_path / "card", tmp_path / "judge"
+
+    def audit(out: Path, *extra: str):
+        return invoke(
+            "audit",
+            str(planted_dir / "runs.jsonl"),
+            "--checklists",
+            str(planted_dir / "checklists.jsonl"),
+            "--raw",
+            str(registry_raw),
+            "--verifier",
+            str(card),
+            "--judge",
+            str(judge),
+            "--n-cal",
+            "30",
+            "--limit",
+            "40",
+            "--out",
+            str(out),
+            *extra,
+        )
+
+    with serve() as srv:
+        for cmd, out in (("guard import-verifier", card), ("grade import-judge", judge)):
+            args = ("--base-url", srv.url, "--model", MODEL, "--retries", "0", "--out", str(out))
+            r = invoke(*cmd.split(), *args)
+            assert r.exit_code == 0, r.output
+        r = audit(tmp_path / "a1")
+        assert r.exit_code == 0, r.output
+        asked = srv.state.chat
+        r = audit(tmp_path / "a2")
+        assert r.exit_code == 0, r.output
+        assert srv.state.chat == asked  # verdicts and scores from the store
+        # another judge (another prompt: another instrument), so every verdict is a store miss
+        alt = tmp_path / "alt.txt"
+        alt.write_text(DEFAULT_TEMPLATE.replace("frozen checklist", "fixed checklist"))
+        args = ("--base-url", srv.url, "--model", MODEL, "--retries", "0", "--prompt", str(alt))
+        r = invoke("grade", "import-judge", *args, "--out", str(tmp_path / "judge2"))
+        assert r.exit_code == 0, r.output
+        srv.state.mode = "error500"
+        r = invoke(
+            "audit",
+            str(planted_dir / "runs.jsonl"),
+            "--checklists",
+            str(planted_dir / "checklists.jsonl"),
+            "--raw",
+            str(registry_raw),
+            "--verifier",
+            str(card),
+            "--judge",
+            str(tmp_path / "judge2"),
+            "--n-cal",
+            "30",
+            "--limit",
+            "40",
+            "--out",
+            str(tmp_path / "a3"),
+        )
+    s1 = json.loads((tmp_path / "a1" / "summary.json").read_text())
+    validate_json(s1, "audit_summary", "summary.json")
+    name = json.loads((judge / "card.json").read_text())["name"]
+    assert s1["checklist"]["judge"].startswith(f"{name} (LLM checklist judge")
+    s2 = json.loads((tmp_path / "a2" / "summary.json").read_text())
+    assert s1["headline"] == s2["headline"]
+    assert r.exit_code == 2 and "gave no verdict" in r.output, r.output
+    assert not (tmp_path / "a3").exists()
+    bad = invoke(
+        "audit",
+        str(planted_dir / "runs.jsonl"),
+        "--judge",
+        str(card),  # a verifier card is no judge
+        "--checklists",
+        str(planted_dir / "checklists.jsonl"),
+        "--out",
+        str(tmp_path / "a4"),
+    )
+    assert bad.exit_code == 2 and "not a checklist judge" in bad.output, bad.output

@@ -183,6 +183,27 @@ def test_compact_merges_and_keeps_first_value(tmp_path: Path) -> None:
     assert after.folder is not None and len(list(after.folder.glob(ss.SHARD_GLOB))) == 1
 
 
+def test_notes_round_trip_through_flush_and_compaction(tmp_path: Path) -> None:
+    """A note (an LLM judge's reason) stays with its key's score; keys without one have none;
+    the first shard's value and note win a repeated key."""
+    k1, k2, k3 = (ss.pair_key(c, "p") for c in "abc")
+    st = ss.ScoreStore(tmp_path, SHA_A, MODE)
+    st.add(k1, 1.0, (0.8, 0.1, 0.1), note="names both terms")
+    st.add(k2, 0.0)
+    st.flush()
+    late = ss.ScoreStore(tmp_path, SHA_A, MODE)
+    late._entries = {}  # a writer that did not see the first shard
+    late.add(k1, 0.5, note="a later reason")
+    late.add(k3, 0.5, note="")
+    late.flush()
+    for _ in range(2):
+        back = ss.ScoreStore(tmp_path, SHA_A, MODE)
+        assert back.get(k1) == (1.0, (0.8, 0.1, 0.1)) and back.note(k1) == "names both terms"
+        assert back.note(k2) is None and back.note(k3) == ""
+        ss.compact_store(tmp_path)
+    assert back.folder is not None and len(list(back.folder.glob(ss.SHARD_GLOB))) == 1
+
+
 def test_cli_score_cold_and_warm_are_identical(tmp_path: Path, tiny_cross_dir: Path) -> None:
     src = tmp_path / "pairs.csv"
     pd.DataFrame(
