@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from kit.commands.options import endpoint_request_options
 from kit.commands.sealed import sealed_output
 
 SWAP_FORMATS = ("csv", "markdown", "latex")
@@ -27,12 +28,6 @@ SWAP_FORMATS = ("csv", "markdown", "latex")
     "--model becomes a checklist judge (a card of kind llm-judge).",
 )
 @click.option("--model", "llm_model", required=True, help="The chat model's name.")
-@click.option(
-    "--api-key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    help="The environment variable holding the API key (never stored).",
-)
 @click.option(
     "--answer-rule",
     type=click.Choice(["auto", "logprobs", "first_word"]),
@@ -49,34 +44,7 @@ SWAP_FORMATS = ("csv", "markdown", "latex")
     help="A prompt template file holding {question}, {criterion} and {answer} once each "
     "[the kit's frozen met / partial / not_met template].",
 )
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    help="Requests in flight at once.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds per request.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0),
-    default=3,
-    show_default=True,
-    help="Retries of a request that failed in transport or with HTTP 429/5xx.",
-)
-@click.option(
-    "--backoff",
-    type=click.FloatRange(min=0),
-    default=1.0,
-    show_default=True,
-    help="Seconds before the first retry, doubled before each next.",
-)
+@endpoint_request_options
 @click.option("--name", default=None, help="Name on the card [the model's name].")
 @click.option(
     "--out",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import PathDefault, checkout_path, raw_option
+from kit.commands.options import PathDefault, checkout_path, endpoint_request_options, raw_option
 from kit.commands.sealed import sealed_output
 from kit.errors import ConfigError
 from kit.guard.build_record import read_build_record
@@ -322,12 +322,6 @@ def adapt_cmd(
 )
 @click.option("--model", "llm_model", default=None, help="With --base-url: the chat model's name.")
 @click.option(
-    "--api-key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    help="With --base-url: the environment variable holding the API key (never stored).",
-)
-@click.option(
     "--answer-rule",
     type=click.Choice(["auto", "logprobs", "samples"]),
     default="auto",
@@ -349,34 +343,7 @@ def adapt_cmd(
     help="With --base-url: a prompt template file holding {claim} and {passage} once each "
     "[the kit's frozen yes / no template].",
 )
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    help="With --base-url: requests in flight at once.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="With --base-url: seconds per request.",
-)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0),
-    default=3,
-    show_default=True,
-    help="With --base-url: retries of a request that failed in transport or with HTTP 429/5xx.",
-)
-@click.option(
-    "--backoff",
-    type=click.FloatRange(min=0),
-    default=1.0,
-    show_default=True,
-    help="With --base-url: seconds before the first retry, doubled before each next.",
-)
+@endpoint_request_options
 @click.option("--name", default=None, help="Name on the card [the file's stem, or the model].")
 @click.option(
     "--out",

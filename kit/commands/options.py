@@ -256,6 +256,64 @@ def score_store_options(f: Callable[..., None]) -> Callable[..., None]:
     )(f)
 
 
+def endpoint_request_options(f: Callable[..., None]) -> Callable[..., None]:
+    """How an LLM card asks its endpoint (kit guard import-verifier --base-url, kit grade
+    import-judge): --api-key-env, --concurrency, --timeout, --retries, --backoff. Written on the
+    card, so every later command asks the same way."""
+    for decl, kwargs in reversed(
+        [
+            (
+                "--api-key-env",
+                dict(
+                    default="OPENAI_API_KEY",
+                    show_default=True,
+                    help="LLM endpoint: the environment variable holding the API key (never "
+                    "stored).",
+                ),
+            ),
+            (
+                "--concurrency",
+                dict(
+                    type=click.IntRange(min=1),
+                    default=4,
+                    show_default=True,
+                    help="LLM endpoint: requests in flight at once.",
+                ),
+            ),
+            (
+                "--timeout",
+                dict(
+                    type=click.FloatRange(min=0, min_open=True),
+                    default=60.0,
+                    show_default=True,
+                    help="LLM endpoint: seconds per request.",
+                ),
+            ),
+            (
+                "--retries",
+                dict(
+                    type=click.IntRange(min=0),
+                    default=3,
+                    show_default=True,
+                    help="LLM endpoint: retries of a request that failed in transport or with "
+                    "HTTP 429/5xx.",
+                ),
+            ),
+            (
+                "--backoff",
+                dict(
+                    type=click.FloatRange(min=0),
+                    default=1.0,
+                    show_default=True,
+                    help="LLM endpoint: seconds before the first retry, doubled before each next.",
+                ),
+            ),
+        ]
+    ):
+        f = click.option(decl, **kwargs)(f)
+    return f
+
+
 def score_store_root(cache_dir: Path, no_cache: bool) -> Path | None:
     """The store folder the command uses (None with --no-cache)."""
     return None if no_cache else cache_dir

@@ -29,8 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kit import atomic
-from kit.errors import ConfigError, InputError, IntegrityError, KitError, Location
+from kit.errors import ConfigError, KitError
 from kit.grade.checklist import VERDICTS
 from kit.grade.judge import JudgeItem, Verdict
 from kit.grade.judge_prompt import (
@@ -43,7 +42,13 @@ from kit.grade.judge_prompt import (
     render,
     reply_verdict,
 )
-from kit.guard.llm_card import instrument_sha256
+from kit.guard.llm_card import (
+    check_pinned_card,
+    first_question_failed,
+    instrument_sha256,
+    read_template,
+    write_card_folder,
+)
 from kit.guard.llm_client import CallFailed, ChatClient, ClientSettings, Request
 from kit.guard.llm_prompt import first_answer_position
 from kit.guard.score_store import ScoreStore, pair_key, text_sha256
@@ -139,18 +144,11 @@ def import_llm_judge(
     ``logprobs`` rule when the reply carries them, else ``first_word``. An unreachable
     endpoint, a refused key, a failed question or a reply that is no verdict is a ConfigError
     (exit 2) and nothing is written."""
-    from kit.schema import validate_json
-
     if answer_rule not in ANSWER_RULES:
         raise ConfigError(
             "bad_parameter", f"--answer-rule must be one of {', '.join(ANSWER_RULES)}"
         )
-    if not base_url.startswith(("http://", "https://")):
-        raise ConfigError("bad_parameter", f"--base-url must start with http(s)://; got {base_url}")
-    if prompt is not None and not Path(prompt).is_file():
-        raise InputError("missing_file", "prompt template not found", where=Location(str(prompt)))
-    template = DEFAULT_TEMPLATE if prompt is None else Path(prompt).read_text(encoding="utf-8")
-    check_template(template)
+    template = read_template(prompt, DEFAULT_TEMPLATE, check_template, base_url)
     method = "first_word" if answer_rule == "first_word" else "logprobs"
     client = ChatClient(base_url, Request(model, method, max_tokens=64), settings, api_key_env)
     try:
@@ -159,11 +157,7 @@ def import_llm_judge(
         try:
             choice, _ = client.reply(text)
         except CallFailed as exc:
-            raise ConfigError(
-                "endpoint_failed",
-                f"{base_url}: a first question to model {model!r} failed ({exc.reason}); "
-                "check --model and the server's log",
-            ) from None
+            raise first_question_failed(base_url, model, exc.reason) from None
     finally:
         client.close()
     content = str((choice.get("message") or {}).get("content") or "")
@@ -186,32 +180,13 @@ def import_llm_judge(
     card = build_judge_card(
         model, base_url, template, method, name=name, api_key_env=api_key_env, settings=settings
     )
-    validate_json(card, SCHEMA, str(Path(out) / "card.json"))
-    with atomic.staged_dir(out) as final:
-        final.chmod(0o755)
-        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    write_card_folder(out, card, SCHEMA)
     return card
 
 
 def check_judge_card(card: dict[str, Any], where: str) -> dict[str, Any]:
     """``card`` validated against its JSON Schema, its prompt and instrument sha256s checked."""
-    from kit.schema import validate_json
-
-    validate_json(card, SCHEMA, where)
-    got = text_sha256(card["prompt_template"])
-    if got != card["prompt_sha256"]:
-        raise IntegrityError(
-            "sha256_mismatch", f"{where}: prompt sha256 {got} != card {card['prompt_sha256']}"
-        )
-    got = instrument_sha256(card, PINNED)
-    if got != card["instrument_sha256"]:
-        raise IntegrityError(
-            "sha256_mismatch",
-            f"{where}: instrument sha256 {got} != card {card['instrument_sha256']} (a pinned "
-            "field was edited; import the judge again)",
-        )
-    check_template(card["prompt_template"])
-    return card
+    return check_pinned_card(card, where, SCHEMA, PINNED, check_template, "judge")
 
 
 def load_judge_card(folder: Path) -> dict[str, Any]:

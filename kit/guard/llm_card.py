@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -152,6 +152,69 @@ def _request(card: dict[str, Any]) -> Request:
     )
 
 
+def read_template(
+    prompt: Path | None, default: str, check: Callable[[str], None], base_url: str
+) -> str:
+    """The prompt template of a card being imported: ``prompt``'s text or ``default``, checked
+    by ``check``; ``base_url`` checked to be http(s). Shared by every LLM card kind."""
+    if not base_url.startswith(("http://", "https://")):
+        raise ConfigError("bad_parameter", f"--base-url must start with http(s)://; got {base_url}")
+    if prompt is not None and not Path(prompt).is_file():
+        raise InputError("missing_file", "prompt template not found", where=Location(str(prompt)))
+    template = default if prompt is None else Path(prompt).read_text(encoding="utf-8")
+    check(template)
+    return template
+
+
+def first_question_failed(base_url: str, model: str, reason: str) -> ConfigError:
+    """The error of an import whose first question to the endpoint failed."""
+    return ConfigError(
+        "endpoint_failed",
+        f"{base_url}: a first question to model {model!r} failed ({reason}); "
+        "check --model and the server's log",
+    )
+
+
+def write_card_folder(out: Path, card: dict[str, Any], schema: str) -> None:
+    """Validate ``card`` against its JSON Schema and write ``out/card.json`` atomically."""
+    from kit.schema import validate_json
+
+    validate_json(card, schema, str(Path(out) / "card.json"))
+    with atomic.staged_dir(out) as final:
+        final.chmod(0o755)
+        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+
+
+def check_pinned_card(
+    card: dict[str, Any],
+    where: str,
+    schema: str,
+    pinned: Sequence[str],
+    check: Callable[[str], None],
+    what: str,
+) -> dict[str, Any]:
+    """``card`` validated against its JSON Schema, its prompt sha256 and its instrument sha256
+    (over ``pinned``) recomputed, its template checked by ``check``: an edited card is an
+    IntegrityError naming ``where`` (``what``: the card's instrument, for the fix)."""
+    from kit.schema import validate_json
+
+    validate_json(card, schema, where)
+    got = text_sha256(card["prompt_template"])
+    if got != card["prompt_sha256"]:
+        raise IntegrityError(
+            "sha256_mismatch", f"{where}: prompt sha256 {got} != card {card['prompt_sha256']}"
+        )
+    got = instrument_sha256(card, pinned)
+    if got != card["instrument_sha256"]:
+        raise IntegrityError(
+            "sha256_mismatch",
+            f"{where}: instrument sha256 {got} != card {card['instrument_sha256']} (a pinned "
+            f"field was edited; import the {what} again)",
+        )
+    check(card["prompt_template"])
+    return card
+
+
 def import_llm_verifier(
     model: str,
     base_url: str,
@@ -171,18 +234,11 @@ def import_llm_verifier(
     them, else ``samples`` (k answers at ``sample_temperature``; stated on the card). An
     unreachable endpoint, a refused key or a failed question is a ConfigError (exit 2) and
     nothing is written."""
-    from kit.schema import validate_json
-
     if answer_rule not in ANSWER_RULES:
         raise ConfigError(
             "bad_parameter", f"--answer-rule must be one of {', '.join(ANSWER_RULES)}"
         )
-    if not base_url.startswith(("http://", "https://")):
-        raise ConfigError("bad_parameter", f"--base-url must start with http(s)://; got {base_url}")
-    if prompt is not None and not Path(prompt).is_file():
-        raise InputError("missing_file", "prompt template not found", where=Location(str(prompt)))
-    template = DEFAULT_TEMPLATE if prompt is None else Path(prompt).read_text(encoding="utf-8")
-    check_template(template)
+    template = read_template(prompt, DEFAULT_TEMPLATE, check_template, base_url)
     client = ChatClient(base_url, Request(model, "logprobs"), settings, api_key_env)
     try:
         client.probe()
@@ -193,11 +249,7 @@ def import_llm_verifier(
             try:
                 choice, _ = client.logprobs_choice(render(template, PROBE_CLAIM, PROBE_PASSAGE))
             except CallFailed as exc:
-                raise ConfigError(
-                    "endpoint_failed",
-                    f"{base_url}: a first question to model {model!r} failed ({exc.reason}); "
-                    "check --model and the server's log",
-                ) from None
+                raise first_question_failed(base_url, model, exc.reason) from None
             entry = first_answer_position((choice.get("logprobs") or {}).get("content") or [])
             has = entry is not None and bool(entry.get("top_logprobs"))
             if answer_rule == "logprobs" and not has:
@@ -220,32 +272,13 @@ def import_llm_verifier(
         samples=samples,
         sample_temperature=sample_temperature,
     )
-    validate_json(card, SCHEMA, str(Path(out) / "card.json"))
-    with atomic.staged_dir(out) as final:
-        final.chmod(0o755)
-        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    write_card_folder(out, card, SCHEMA)
     return card
 
 
 def check_llm_card(card: dict[str, Any], where: str) -> dict[str, Any]:
     """``card`` validated against its JSON Schema, its prompt and instrument sha256s checked."""
-    from kit.schema import validate_json
-
-    validate_json(card, SCHEMA, where)
-    got = text_sha256(card["prompt_template"])
-    if got != card["prompt_sha256"]:
-        raise IntegrityError(
-            "sha256_mismatch", f"{where}: prompt sha256 {got} != card {card['prompt_sha256']}"
-        )
-    got = instrument_sha256(card)
-    if got != card["instrument_sha256"]:
-        raise IntegrityError(
-            "sha256_mismatch",
-            f"{where}: instrument sha256 {got} != card {card['instrument_sha256']} (a pinned "
-            "field was edited; import the verifier again)",
-        )
-    check_template(card["prompt_template"])
-    return card
+    return check_pinned_card(card, where, SCHEMA, PINNED, check_template, "verifier")
 
 
 class LlmVerifier:
