@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,26 +32,54 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot, from ``/proc/stat``; None elsewhere."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def others_busy_cpus(seconds: float = 1.0) -> float | None:
+    """CPUs kept busy by other processes: this process sleeps for ``seconds`` while the kernel's
+    counters are read before and after, so every busy jiffy in between is someone else's.
+    (The load average cannot tell: right after a training it counts the training itself.)"""
+    before = _cpu_jiffies()
+    if before is None:
+        return None
+    time.sleep(seconds)
+    after = _cpu_jiffies()
+    if after is None or after[1] <= before[1]:
+        return None
+    share = (after[0] - before[0]) / (after[1] - before[1])
+    return round(share * (os.cpu_count() or 1), 2)
+
+
 def machine() -> dict[str, Any]:
-    """The build machine, in words and numbers: CPUs, architecture, model, load average."""
+    """The build machine, in words and numbers: CPUs, architecture, model, load average (which
+    includes this build's own recent work) and the CPUs other processes kept busy in the second
+    before a measurement; ``busy`` when they used more than a quarter of one CPU."""
     load = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
-    cpus = os.cpu_count() or 0
+    others = others_busy_cpus()
     return {
-        "cpus": cpus,
+        "cpus": os.cpu_count() or 0,
         "arch": platform.machine(),
         "cpu_model": cpu_model(),
         "load_average_1_5_15_min": load,
-        "busy": bool(load and load[0] > 0.5 * cpus),
+        "others_busy_cpus": others,
+        "busy": bool(others is not None and others > 0.25),
     }
 
 
 def describe(m: dict[str, Any]) -> str:
-    """One line: ``2 CPUs, x86_64, <model>, load 1.9 (busy)``."""
+    """One line: ``2 CPUs, x86_64, <model>, other processes busy on 0.1 CPUs``."""
     text = f"{m['cpus']} CPUs, {m['arch']}, {m['cpu_model']}"
-    if m.get("load_average_1_5_15_min"):
-        text += f", load {m['load_average_1_5_15_min'][0]}"
+    if m.get("others_busy_cpus") is not None:
+        text += f", other processes busy on {m['others_busy_cpus']} CPUs"
         if m.get("busy"):
-            text += " (busy: other work shared the CPUs; the speed is a lower reading)"
+            text += " (other work shared the CPUs: the speed is a lower reading)"
     return text
 
 

@@ -136,6 +136,7 @@ def test_train_writes_a_validated_card(trained: Path) -> None:
     assert speed["int8_meets_target"] == (speed["pairs_per_s"]["int8"] >= 100)
     assert speed["machine_detail"]["cpu_model"] and "?" not in speed["machine"]
     assert len(speed["machine_detail"]["load_average_1_5_15_min"]) == 3
+    assert speed["machine_detail"]["others_busy_cpus"] is not None
     g = v["groups"]["check_covid"]
     assert set(g["per_class"]) == {"entailment", "neutral", "contradiction"}
     assert 0 <= g["auc_unsupported"]["auc"] <= 1 and "kappa" in g
