@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.anchor.rates import MIN_GOLD, AnchoredRates, anchored_rates, too_small
+from kit.anchor.rates import MIN_GOLD, AnchoredRates, anchored_rates, one_class, too_small
 from kit.errors import InputError, Location
 from kit.hashing import file_sha256
 
@@ -85,9 +85,9 @@ def align(judged: pd.DataFrame, gold: pd.DataFrame, judged_path: Path, gold_path
             where=Location(str(gold_path), missing[0] + _row_base(gold), "item_id"),
             details=details,
         )
-    reason = too_small(len(ids))
+    reason = too_small(len(ids)) or one_class(gold["gold"].to_numpy(dtype=float))
     if reason is not None:
-        raise InputError("gold_too_small", reason, where=Location(str(gold_path)))
+        raise InputError("gold_too_small", reason, where=Location(str(gold_path), None, "gold"))
     labelled = set(ids)
     unlabelled = [s for item, s in score.items() if item not in labelled]
     strata_g = strata_u = None
@@ -98,6 +98,16 @@ def align(judged: pd.DataFrame, gold: pd.DataFrame, judged_path: Path, gold_path
             [stratum[item] for item in ids_judged if item not in labelled], dtype=object
         )
         with_gold = set(strata_g)
+        without = set(strata_u)
+        full = sorted(with_gold - without)
+        if full:
+            first = next(i for i, item in enumerate(ids_judged) if stratum[item] == full[0])
+            raise InputError(
+                "stratum_all_gold",
+                f"stratum {full[0]!r}: every one of its judged items has gold ({len(full)} such "
+                "strata); a stratified design needs unlabelled items beside the gold in each",
+                where=Location(str(judged_path), first + _row_base(judged), "stratum"),
+            )
         empty = sorted({s for s in stratum.values() if s not in with_gold})
         if empty:
             first = next(i for i, item in enumerate(ids_judged) if stratum[item] == empty[0])

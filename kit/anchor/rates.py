@@ -16,7 +16,8 @@ Every interval is the CLT normal interval (ppi-python's ``ppi_mean_ci`` / ``clas
 so widths are comparable between rows. What "too small" means for the gold sample:
 
 * fewer than :data:`MIN_GOLD` gold items is refused (:func:`too_small`): the intervals'
-  normal approximation rests on a variance estimated from the gold items;
+  normal approximation rests on a variance estimated from the gold items; so are gold labels
+  of one class only (:func:`one_class`), whose estimated variance is 0;
 * fewer than :data:`SMALL_GOLD` gold items, or fewer than :data:`MIN_CLASS` of either class, is
   reported with a warning: the interval is computed but its coverage may fall short of
   1 - alpha (the rule of thumb n p >= 10 and n (1 - p) >= 10 for the normal approximation of a
@@ -103,6 +104,20 @@ def too_small(n_gold: int) -> str | None:
     return None
 
 
+def one_class(gold: ArrayLike) -> str | None:
+    """Why gold labels of a single class cannot anchor a rate (None when both occur): the
+    gold-only and PPI++ variances are then estimated as 0 and the intervals would be a point,
+    claiming a certainty no sample has (e.g. 40 gold items, none wrong, of a rare rate)."""
+    y = np.asarray(gold, dtype=float).reshape(-1)
+    if y.size and (y.min() == y.max()):
+        return (
+            f"all {y.size} gold labels are {int(y[0])}: with one class the intervals' variance is "
+            "estimated as 0 and the interval would be a point; label more items, from the judged "
+            "items at random, until both classes occur (a rare rate needs a larger gold sample)"
+        )
+    return None
+
+
 def gold_warnings(gold: np.ndarray) -> list[str]:
     """What is shaky about a gold sample that is large enough to use (:data:`SMALL_GOLD`,
     :data:`MIN_CLASS`)."""
@@ -134,7 +149,7 @@ def stratified_weights(
     ``ValueError`` naming a stratum without gold (its items cannot be anchored)."""
     sg = np.asarray(strata_gold, dtype=object).reshape(-1).astype(str)
     su = np.asarray(strata_unlabelled, dtype=object).reshape(-1).astype(str)
-    names = sorted(set(sg) | set(su))
+    names = sorted({str(x) for x in (*sg, *su)})
     n_h = {h: int((sg == h).sum()) for h in names}
     m_h = {h: n_h[h] + int((su == h).sum()) for h in names}
     empty = [h for h in names if n_h[h] == 0]
@@ -142,6 +157,12 @@ def stratified_weights(
         raise ValueError(
             f"stratum {empty[0]!r} has {m_h[empty[0]]} judged items and no gold item"
             + (f" ({len(empty)} strata without gold)" if len(empty) > 1 else "")
+        )
+    full = [h for h in names if n_h[h] == m_h[h]]
+    if full:  # its judge term has no unlabelled item: the PPI++ sum would leave it out
+        raise ValueError(
+            f"stratum {full[0]!r}: all of its {m_h[full[0]]} judged items have gold (a stratum "
+            "needs unlabelled items beside its gold)"
         )
     w = np.asarray([m_h[h] / n_h[h] for h in sg], dtype=float)
     wu = np.asarray([m_h[h] / (m_h[h] - n_h[h]) for h in su], dtype=float)
@@ -173,7 +194,7 @@ def anchored_rates(
     y = np.asarray(gold, dtype=float).reshape(-1)
     fg = np.asarray(judge_gold, dtype=float).reshape(-1)
     fu = np.asarray(judge_unlabelled, dtype=float).reshape(-1)
-    reason = too_small(y.size)
+    reason = too_small(y.size) or one_class(y)
     if reason is not None:
         raise ValueError(reason)
     if fu.size == 0:

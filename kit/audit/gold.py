@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.anchor.rates import ASSUMPTION, anchored_rates, too_small
+from kit.anchor.rates import ASSUMPTION, anchored_rates, one_class, too_small
 from kit.errors import InputError, Location
 
 GOLD_SCHEMA = "audit_gold"
@@ -115,7 +115,7 @@ def gold_anchored(
         groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
     ):
         what = metric + ("" if system is None else f" of {system}")
-        reason = too_small(len(pairs))
+        reason = too_small(len(pairs)) or one_class([g for _, g in pairs])
         if reason is not None:
             raise InputError("gold_too_small", f"{what}: {reason}", where=Location(gold_path))
         judged = items[(metric, system)]

@@ -373,6 +373,26 @@ def _unfinished(summary: Mapping[str, Any]) -> str:
     )
 
 
+def _gold(summary: Mapping[str, Any]) -> tuple[str, str]:
+    """(before the verdict, after it): with gold labels the gold-anchored rates lead the page;
+    without, one line after the verdict says whose judgement the rates are (the same lines the
+    console prints, :func:`kit.audit.gold.gold_lines`)."""
+    from kit.audit.gold import gold_lines
+
+    block = summary.get("gold_anchored")
+    lines = gold_lines(block, float(summary.get("level") or 0.95))
+    if not lines:
+        return "", ""
+    if block.get("rates"):
+        head, *rows = lines
+        items = "".join(f"<li>{_e(r.strip())}</li>" for r in rows)
+        return (
+            f"<div id=gold-anchored><h2>Gold-anchored rates</h2><p>{_e(head)}</p><ul>{items}</ul></div>",
+            "",
+        )
+    return "", f"<p id=whose-judgement>{_e(lines[0])}</p>"
+
+
 def render_audit_page(
     summary: Mapping[str, Any],
     cites: pd.DataFrame,
@@ -389,9 +409,11 @@ def render_audit_page(
     ]
     synthetic = board_synthetic(summary, ranks) is not None
     verdict = "".join(f"<p>{_e(line)}</p>" for line in verdict_sentences(summary, synthetic))
+    gold_lead, gold_tail = _gold(summary)
     body = [
         f"<h1>{_e(title)}</h1>",
-        f"<div id=verdict class=answer>{verdict}</div>",
+        gold_lead,
+        f"<div id=verdict class=answer>{verdict}{gold_tail}</div>",
         f"<p class=meta>{c['runs']} runs ({c['skipped_lines']} line(s) skipped), "
         f"{c['citations']} citations; models: {_e(', '.join(models) or '—')}. L1: "
         + ", ".join(f"{_e(k)} {v}" for k, v in c["l1"].items())

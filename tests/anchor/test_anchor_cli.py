@@ -199,15 +199,21 @@ def test_warns_when_gold_is_small_or_one_sided(tmp_path: Path) -> None:
     assert code == 0
     art = json.loads(out.read_text())
     assert len(art["warnings"]) == 1 and "small gold sample: 20 gold items (< 30)" in stdout
-    # 40 gold items, all gold = 0: one class only (the gold-only interval is a point)
+    # 40 gold items, all gold = 0: one class only. The estimated variance would be 0 and the
+    # gold-only and PPI++ intervals a point [0, 0]: refused, nothing written
     zeros = [f"syn-{i},0" for i in range(0, 80, 2)]
     judged, _ = _pool(n_items=100)
     j, g = _tables(tmp_path, judged, zeros)
+    out.unlink()
+    code, stdout, stderr = _run(str(j), "--gold", str(g), "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "all 40 gold labels are 0" in stdout + stderr and "column 'gold'" in stdout + stderr
+    # 9 of 10 gold = 0 and one gold = 1: both classes, used with a warning
+    mixed = [f"syn-{i},0" for i in range(0, 78, 2)] + ["syn-78,1"]
+    j, g = _tables(tmp_path, judged, mixed)
     code, stdout, _ = _run(str(j), "--gold", str(g), "--out", str(out))
     assert code == 0
-    assert "warning: few gold items of one class: 0 with gold = 1 (< 10)" in stdout
-    rows = {r["method"]: r for r in json.loads(out.read_text())["rows"]}
-    assert rows["gold_only"]["ci_low"] == rows["gold_only"]["ci_high"] == 0.0
+    assert "warning: few gold items of one class: 1 with gold = 1 (< 10)" in stdout
 
 
 def test_plan_out_of_reach(tmp_path: Path) -> None:
@@ -293,6 +299,28 @@ def test_refuses_a_stratum_without_gold(tmp_path: Path) -> None:
     assert code == 2 and not (tmp_path / "o.json").exists()
     assert "stratum_without_gold" in err and "stratum 'b' has no gold item" in err
     assert "judged.csv, row 42, column 'stratum'" in err
+
+
+def test_refuses_a_stratum_whose_items_all_have_gold(tmp_path: Path) -> None:
+    """A stratum with every item gold has no unlabelled item for the judge term: the PPI++ sum
+    would leave its judge mean out while its rectifier stays in (a biased estimate). Refused,
+    by the command and by the library."""
+    from kit.anchor.rates import anchored_rates
+
+    j, g = _stratified(tmp_path)
+    gold = g.read_text().splitlines()
+    # every item of stratum a (40) gold
+    extra = [f"a{i},{int(i % 2 == 0)}" for i in range(20, 40)]
+    g.write_text("\n".join([*gold, *extra]) + "\n")
+    code, _, err = _run(str(j), "--gold", str(g), "--out", str(tmp_path / "o.json"))
+    assert code == 2 and not (tmp_path / "o.json").exists()
+    assert "stratum_all_gold" in err and "stratum 'a'" in err
+    y = np.r_[np.ones(10), np.zeros(10), np.ones(5), np.zeros(5)]
+    with pytest.raises(ValueError, match="stratum 'a': all of its 20 judged items have gold"):
+        anchored_rates(
+            y, y, np.full(30, 0.5), "J", strata_gold=["a"] * 20 + ["b"] * 10,
+            strata_unlabelled=["b"] * 30,
+        )  # fmt: skip
 
 
 def test_integer_ids_in_parquet_read_as_in_csv(tmp_path: Path) -> None:

@@ -46,6 +46,9 @@ def test_without_gold_the_report_says_whose_judgement(audited: AuditRun) -> None
     assert block["judged_by"]["wrong_paper_rate"].startswith("verifier ")
     assert "whose judgement: wrong paper rate: verifier" in audited.result.output
     assert "no gold labels given" in audited.result.output
+    page = (audited.out / "report.html").read_text()
+    assert "<p id=whose-judgement>whose judgement: wrong paper rate: verifier" in page
+    assert "id=gold-anchored" not in page
 
 
 def test_gold_anchored_rates_lead_the_report(
@@ -80,6 +83,10 @@ def test_gold_anchored_rates_lead_the_report(
     assert "anchored on 20 gold of" in lines[i + 3]
     assert any(ln.startswith("Of 40 citations") for ln in lines[i + 4 :])
     assert "whose judgement" not in r.output
+    # and the page leads with it, before the verdict
+    page = (out / "report.html").read_text()
+    assert 0 < page.index("<h2>Gold-anchored rates</h2>") < page.index("<div id=verdict")
+    assert "anchored on 20 gold of" in page and "id=whose-judgement" not in page
 
 
 def test_solve_rate_per_system(audited: AuditRun, planted_dir: Path, tmp_path: Path) -> None:
