@@ -6,7 +6,7 @@
 #   make reproduce-loso  the three leave-one-source-out trainings (76-92 min) + guard_verifier_loso.
 #   make test        set up and run the fast test suite (pytest prints its elapsed time); the
 #                    suite must stay under 10 minutes on 2 cores. Measured: CI on a fresh clone
-#                    (install + make lint + make test, .ci/run) 475 s (pytest 301 s) on 2026-12-04.
+#                    (install + make lint + make test, .ci/run) 264 s (pytest 197 s) on 2026-12-04.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
