@@ -16,6 +16,11 @@ pip fetches build dependencies of an isolated build without checking any hash.
 A pin with a local version (torch==2.13.0+cpu) is locked as the file pip found for it; a host
 without that wheel in its find-links needs the index that serves it (PyTorch's CPU index) in
 pip's configuration. Output is sorted and deterministic for the same files.
+
+Every wheel's ``Requires-Python`` must admit IMAGE_PYTHON, the oldest Python an image runs:
+Debian bookworm's python3 (3.11.2), the interpreter of the debootstrapped base that `make
+container-check` builds from. A pin that needs a newer 3.11 (soupsieve >= 3 asks for >= 3.11.5)
+is refused here, naming the package, instead of failing inside the image build.
 """
 
 from __future__ import annotations
@@ -26,11 +31,16 @@ import re
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_TOOLS = ("setuptools==84.2.1",)
 GPU_ONNXRUNTIME = "onnxruntime-gpu==1.31.1"
+IMAGE_PYTHON = "3.11.2"  # Debian bookworm's python3: the base of containers/check.sh
 LOCKS = {"cpu": ROOT / "containers" / "requirements.lock", "gpu": ROOT / "containers" / "requirements-gpu.lock"}  # fmt: skip
 
 
@@ -72,6 +82,27 @@ def dist_name_version(filename: str) -> tuple[str, str]:
     return normalise(name), version
 
 
+def requires_python(wheel: Path) -> str:
+    """The ``Requires-Python`` field of a wheel's METADATA ('' when it states none)."""
+    with zipfile.ZipFile(wheel) as zf:
+        meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        for line in zf.read(meta).decode("utf-8").splitlines():
+            if not line.strip():
+                break  # the headers end at the first blank line
+            if line.lower().startswith("requires-python:"):
+                return line.split(":", 1)[1].strip()
+    return ""
+
+
+def python_refusals(requires: dict[str, str], python: str = IMAGE_PYTHON) -> list[str]:
+    """``name (Requires-Python SPEC)`` for each package whose spec does not admit ``python``."""
+    return [
+        f"{name} (Requires-Python {spec})"
+        for name, spec in sorted(requires.items())
+        if spec and not SpecifierSet(spec).contains(Version(python))
+    ]
+
+
 def download(reqs: dict[str, str], wheels: Path, python: str) -> dict[str, tuple[str, str]]:
     """``{name: (file name, sha256)}`` of the files pip downloads for ``reqs`` into ``wheels``."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
@@ -91,6 +122,13 @@ def download(reqs: dict[str, str], wheels: Path, python: str) -> dict[str, tuple
     missing = sorted(set(reqs) - set(found))
     if missing:
         raise SystemExit(f"no downloaded file for: {', '.join(missing)}")
+    specs = {n: requires_python(wheels / f) for n, (f, _) in found.items() if f.endswith(".whl")}
+    refused = python_refusals(specs)
+    if refused:
+        raise SystemExit(
+            f"these pins need a newer Python than the images' {IMAGE_PYTHON}: "
+            f"{', '.join(refused)}; pin a release that admits it in constraints.txt"
+        )
     return found
 
 

@@ -225,3 +225,31 @@ def test_every_image_install_checks_hashes(dockerfile: Path) -> None:
 def test_check_script_downloads_the_locked_files() -> None:
     text = (CONTAINERS / "check.sh").read_text()
     assert '--require-hashes -r "$LOCK"' in text and "pip wheel" not in text
+
+
+def _wheel(tmp_path: Path, name: str, requires: str | None) -> Path:
+    import zipfile
+
+    path = tmp_path / f"{name}-1.0-py3-none-any.whl"
+    header = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+    if requires is not None:
+        header += f"Requires-Python: {requires}\n"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(
+            f"{name}-1.0.dist-info/METADATA", header + "\nRequires-Python: >=9 in the body\n"
+        )
+    return path
+
+
+def test_lock_refuses_a_pin_the_images_python_cannot_install(tmp_path: Path) -> None:
+    """soupsieve 4.1.3 asks for Python >= 3.11.5: the debootstrapped bookworm base has 3.11.2, so
+    the image build failed at pip install; lock.py now refuses such a pin by name."""
+    lock = _lock_module()
+    specs = {
+        "soupsieve": lock.requires_python(_wheel(tmp_path, "soupsieve", ">=3.11.5")),
+        "click": lock.requires_python(_wheel(tmp_path, "click", ">=3.10")),
+        "old": lock.requires_python(_wheel(tmp_path, "old", None)),
+    }
+    assert specs == {"soupsieve": ">=3.11.5", "click": ">=3.10", "old": ""}
+    assert lock.python_refusals(specs, "3.11.2") == ["soupsieve (Requires-Python >=3.11.5)"]
+    assert lock.python_refusals(specs, "3.11.11") == []
