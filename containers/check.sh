@@ -118,10 +118,10 @@ main() {
         mkdir -p "$WORK/dvc-cache"
         step "inside: make reproduce (the image's default command; DVC cache: $WORK/dvc-cache)"
         "${RUN[@]}" -v "$WORK/dvc-cache:/home/kit/app/.dvc/cache:U" --entrypoint bash "$IMAGE" -c \
-            'set -e; make reproduce; echo "container card fp32 sha256: $(sha256sum data/verifier-nli/minilm-fp32.onnx | cut -d" " -f1)"' \
+            'set -e; make reproduce; echo "container card fp32 sha256: $(sha256sum data/verifier-nli/cross-fp32.onnx | cut -d" " -f1)"' \
             2>&1 | tee "$WORK/reproduce.log" || fail "make reproduce failed inside the container (log: $WORK/reproduce.log)"
         inside=$(sed -n 's/^container card fp32 sha256: //p' "$WORK/reproduce.log" | tail -1)
-        host_card="$REPO/data/verifier-nli/minilm-fp32.onnx"
+        host_card="$REPO/data/verifier-nli/cross-fp32.onnx"
         if [ -f "$host_card" ]; then
             host=$(sha256sum "$host_card" | cut -d' ' -f1)
             if [ "$host" = "$inside" ]; then same="byte-identical"; else
