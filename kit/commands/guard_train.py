@@ -102,7 +102,7 @@ def print_card(card: dict, build: dict | None = None) -> None:
     help="torch CPU threads (0 = torch's default).",
 )
 @raw_option
-@sealed_output("out", kind="guard-train", legacy="card.json")
+@sealed_output("out", kind="guard-train", legacy="card.json", apart=("build.json",))
 def train_cmd(
     out: Path,
     base: Path | None,
@@ -213,7 +213,7 @@ def train_cmd(
     show_default=True,
     help="torch device for training.",
 )
-@sealed_output("out", kind="guard-adapt", legacy="card.json")
+@sealed_output("out", kind="guard-adapt", legacy="card.json", apart=("build.json",))
 def adapt_cmd(
     labelled: Path,
     verifier: str,

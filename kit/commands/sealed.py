@@ -24,6 +24,13 @@ Card folders (``kit guard build-verifier / train / adapt / import-verifier``) go
 ``sealed_output`` with ``legacy="card.json"``: a card folder written before cards were sealed
 (card.json, no receipt) may be replaced too; verifier loaders read only the files a card names,
 so its ``receipts/`` folder changes nothing they load.
+
+Receipts record paths as :func:`kit.commands.options.shown` writes them (relative to the kit's
+checkout when inside it), so a folder's bytes do not depend on where the checkout lies. Files
+named in ``apart`` (a card's ``build.json``: this build's seconds, speed and load, a reading of
+the machine) are sealed in their own sidecar (``build.json.receipt.json``) instead of the
+folder's receipt, so the folder's receipt — locked by DVC with the weights — is the same on
+every build of the same weights.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Any, TypeVar
 import click
 
 from kit import atomic
+from kit.commands.options import shown
 from kit.errors import ConfigError
 from kit.hashing import file_sha256
 from kit.release import receipts
@@ -74,9 +82,9 @@ def _record(kwargs: dict[str, Any], *outs: str) -> dict[str, Any]:
             continue
         if isinstance(value, Path):
             if value.is_file():
-                inputs[key] = {"path": str(value), "sha256": file_sha256(value)}
+                inputs[key] = {"path": shown(value), "sha256": file_sha256(value)}
             else:
-                params[key] = str(value)
+                params[key] = shown(value)
         elif value is None or isinstance(value, str | int | bool):
             params[key] = value
         elif isinstance(value, float):
@@ -162,10 +170,13 @@ def sealed_output(
     context: bool = False,
     keep: Mapping[str, str] | None = None,
     legacy: str | None = None,
+    apart: tuple[str, ...] = (),
 ) -> Callable[[F], F]:
     """Decorate a click command whose ``out_param`` is its output folder (see module doc).
 
     ``context`` / ``keep``: also keep ``context.json`` and copies of those inputs.
+    ``apart``: files (relative to the folder) sealed each in its own sidecar, not in the folder's
+    receipt (machine readings that must not move the folder's locked hash).
     ``legacy``: a file whose presence (with no receipt anywhere in the folder) marks a folder
     this command wrote before its outputs were sealed, which it may replace as a whole.
     """
@@ -192,6 +203,10 @@ def sealed_output(
                     for p in sorted(stage.rglob("*"))
                     if p.is_file() and not p.name.endswith(receipts.SUFFIX)
                 ]
+                for rel in apart:
+                    if rel in files:
+                        receipts.seal_file(stage / rel, kind, body=body)
+                files = [f for f in files if f not in apart]
                 receipts.seal_outputs(stage, kind, kind, None, files, body=body)
             click.echo(
                 f"wrote {target}: {len(files)} files, sealed in "
