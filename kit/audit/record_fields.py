@@ -6,7 +6,8 @@ responses):
 * **Text fields** (:func:`is_text_field`): the fields whose values are a paper's passage -- a
   name whose first or last word (plural or not) is one of :data:`TEXT_WORDS`: ``abstract``,
   ``abstractText``, ``text``, ``body``, ``snippet``, ``summary``, ``passage``, MEDLINE ``AB``,
-  the section labels of a structured abstract (``BACKGROUND``, ``METHODS``, ``RESULTS``, ...).
+  in a text record also the section labels of a structured abstract (``BACKGROUND``,
+  ``METHODS``, ``RESULTS``, ...: :data:`SECTION_WORDS`).
   Every other field (title, journal, authors, ``journalTitle``, ``authorString``,
   ``fulljournalname``, ids, dates, scores) is metadata.
 * **Id fields** (:func:`id_field_scheme`, :func:`is_id_field`): the fields that name the
@@ -31,10 +32,17 @@ TEXT_WORDS = frozenset(
     (
         "abstract", "text", "body", "snippet", "summary", "passage", "content", "excerpt",
         "highlight", "context", "paragraph", "section", "description", "tldr", "chunk", "quote",
-        "ab", "oab", "background", "introduction", "objective", "aim", "purpose", "method",
-        "result", "finding", "conclusion", "discussion", "interpretation", "significance",
-        "importance", "design", "setting", "participant", "patient", "intervention",
-        "measurement", "measure", "outcome", "limitation", "evidence",
+        "ab", "oab",
+    )
+)  # fmt: skip
+# the section labels of a structured abstract: text fields of a text record only (a JSON
+# "result" / "resultList" is a wrapper, not an abstract's results)
+SECTION_WORDS = frozenset(
+    (
+        "background", "introduction", "objective", "aim", "purpose", "method", "result",
+        "finding", "conclusion", "discussion", "interpretation", "significance", "importance",
+        "design", "setting", "participant", "patient", "intervention", "measurement", "measure",
+        "outcome", "limitation", "evidence",
     )
 )  # fmt: skip
 META_FIELDS = frozenset(
@@ -99,10 +107,11 @@ def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
-def is_text_field(name: str) -> bool:
-    """True for a field whose value is passage text (module doc)."""
-    words = name_words(name)
-    return bool(words) and (_singular(words[0]) in TEXT_WORDS or _singular(words[-1]) in TEXT_WORDS)
+def is_text_field(name: str, sections: bool = True) -> bool:
+    """True for a field whose value is passage text (module doc); ``sections``: a structured
+    abstract's section labels count (text records, not JSON keys)."""
+    words = {_singular(w) for w in name_words(name)[:1] + name_words(name)[-1:]}
+    return bool(words & TEXT_WORDS) or (sections and bool(words & SECTION_WORDS))
 
 
 def id_field_scheme(name: str) -> str | None:

@@ -202,7 +202,7 @@ def passage_words(value: Any, skip_records: bool = True, under_text: bool = Fals
     nested records left out with ``skip_records``."""
     if isinstance(value, dict):
         return sum(
-            passage_words(v, skip_records, under_text or is_text_field(str(k)))
+            passage_words(v, skip_records, under_text or is_text_field(str(k), sections=False))
             for k, v in value.items()
             if not (skip_records and is_record(v))
         )
