@@ -24,8 +24,8 @@ Declared rule (:func:`split_records`), tried in this order; the first that appli
    field such as ``authors`` one line); the papers it lists (``references``) are records of
    their own. JSON without record objects is read as those lines by rules 2-4.
 2. **One paper.** A response whose own identifiers (above) name one paper -- no two values of
-   one scheme, URLs aside -- is one record: a full-text fetch with ``## Methods`` headings, an
-   abstract with numbered lines, a page with ``---`` rules.
+   one scheme -- is one record: a full-text fetch with ``## Methods`` headings, an abstract
+   with numbered lines, a page with ``---`` rules.
 3. **Record starts**, in this order, each used only when the pieces it cuts name different
    papers and no piece names two values of one scheme; a piece naming no identifier (a
    section, a list item inside an abstract) or the same paper as the piece before it continues
@@ -112,7 +112,7 @@ _SEPARATOR = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _NUMBERED = re.compile(r"^(?:\d{1,3}[.)]|\[\d{1,3}\])\s+\S")
 _BULLET = re.compile(r"^(\s{0,3})[-*•+]\s+\S")
-_MARKER = re.compile(r"^\s*(?:#{1,6}|\d{1,3}[.)]|\[\d{1,3}\]|[-*•+])\s+")
+_MARKER = re.compile(r"^\s*(?:(?:#{1,6}|\d{1,3}[.)]|\[\d{1,3}\]|[-*•+])\s+)+")
 _LEAD = re.compile(r"^\s*(?:[-*•]\s+)?[\[(]?\s*")
 _CITATION = re.compile(
     r"\b(?:1[89]|20)\d{2}\b[^.\n]{0,30}?(?:[;:]\s*\(?\d|\.\s*(?:doi|epub)\b)"
@@ -343,7 +343,7 @@ def _valid(blocks: list[Block]) -> bool:
     if not all(one_paper(explicit_keys(b)) for b, _ in blocks):
         return False
     keys = [k for k in (block_keys(b) for b, _ in blocks) if k]
-    return len(keys) >= 2 and not one_paper(frozenset().union(*keys))
+    return len(keys) >= 2 and not one_paper(frozenset().union(*keys), urls=True)
 
 
 def _repeated_field_starts(lines: list[str], id_lead: bool) -> list[int]:
@@ -498,7 +498,7 @@ def _json_records(obj: Any) -> list[Record] | None:
 
 
 def _text_records(lines: list[str]) -> list[Record]:
-    if one_paper(block_keys(lines)):
+    if one_paper(block_keys(lines), urls=True):
         whole = _record(lines)
         return [whole] if whole is not None else []
     for starts_of, title_line, bare in _RULES:

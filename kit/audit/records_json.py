@@ -117,9 +117,10 @@ def is_record(value: Any, urls: bool = False) -> bool:
     return any(urls or scheme != "URL" for scheme, _ in own_ids(value))
 
 
-def one_paper(keys: frozenset[Key] | set[Key]) -> bool:
-    """True when ``keys`` name no two values of one scheme (URLs aside)."""
-    schemes = [s for s, _ in keys if s != "URL"]
+def one_paper(keys: frozenset[Key] | set[Key], urls: bool = False) -> bool:
+    """True when ``keys`` name no two values of one scheme (URLs aside, unless ``urls``: a
+    record's several links are one paper, a list keyed by links is several)."""
+    schemes = [s for s, _ in keys if urls or s != "URL"]
     return len(schemes) == len(set(schemes))
 
 

@@ -368,6 +368,16 @@ def test_numbered_lines_inside_an_abstract_do_not_cut_it() -> None:
     assert "2) when they move" in rec.text
 
 
+def test_web_results_keyed_by_their_links_stay_apart() -> None:
+    """Several results each keyed by one URL name several papers (links count there)."""
+    text = (
+        "Title: Lace plant leaves\nURL: https://example.org/a\nContent: " + LACE + "\n\n"
+        "Title: Acuity charts\nURL: https://example.org/b\nContent: " + SNELLEN + "\n"
+    )
+    a = response_segment(text, Citation("URL", "https://example.org/a"))
+    assert a is not None and LACE in a and SNELLEN not in a
+
+
 # ----------------------------------------------------------------------------- defect 3
 
 EFETCH_ABSTRACT = f"""\
@@ -604,7 +614,24 @@ PMID: {P_SNELLEN}
 Title: {TITLE_SNELLEN}
 Abstract: {SNELLEN}
 """
+MCP_MARKDOWN = f"""\
+## Search results (2)
+
+### 1. {TITLE_LACE}
+- **PMID:** {P_LACE}
+- **Journal:** Plant J (2011)
+- **Abstract:** {LACE}
+
+### 2. {TITLE_SNELLEN}
+- **PMID:** {P_SNELLEN}
+- **Journal:** Eye (Lond) (1998)
+- **Abstract:** Not available
+"""
 TITLE_ONLY_CASES = {
+    "markdown heading numbered, abstract not available": (
+        MCP_MARKDOWN,
+        [Citation("PMID", P_SNELLEN)],
+    ),
     "Europe PMC lite: journalTitle, authorString": (
         json.dumps(
             {
@@ -643,6 +670,7 @@ def test_a_title_and_metadata_are_no_passage(case: str) -> None:
 def test_passages_still_count() -> None:
     _reads_own_passage(MEDLINE, LACE_IDS, LACE, [TITLE_ONLY])  # MEDLINE AB
     _reads_own_passage(UNAVAILABLE, SNELLEN_IDS[:1], SNELLEN, [TITLE_LACE])
+    _reads_own_passage(MCP_MARKDOWN, LACE_IDS[:1], LACE, [TITLE_SNELLEN])
     assert has_passage(["Leaves were imaged at five developmental stages."])  # free text
     assert has_passage(["Title: Lace plant", "mitochondria surround the nucleus"])
     assert not has_passage(["Title: Lace plant", "Journal: Plant J", "Year: 2011"])
