@@ -4,15 +4,20 @@ Run format v2 keeps each tool call's ``response_text`` (docs/runs.md). For a cit
 the *agent-read passage* is assembled from the responses of its successful tool calls, in call
 order (declared rule):
 
-* each response is cut into the records it lists (:func:`kit.audit.records.split_records`: JSON
-  records, repeated ``Key: value`` fields, headings / numbered entries, identifier-led lines,
-  paragraphs); every record that names the identifier (any spelling,
-  :func:`kit.corpus.identifiers.find_identifiers`) contributes its whole text -- so a PMID, the
-  PMCID and the DOI of one record read the same passage, wherever in the record they stand;
-* a call whose ``arguments`` name the identifier (``{"pmid": "21645374"}``, ``{"id": "doi:..."}``
-  -- any spelling :func:`kit.corpus.identifiers.canonical` reads, an argument named after a
-  scheme read in that scheme) contributes its whole response when no record of it names the
-  identifier: the agent asked for that paper;
+* a call whose ``arguments`` ask for the identifier and no other paper (``{"pmid": "21645374"}``,
+  ``{"id": "doi:..."}``, E-utilities ``{"db": "pubmed", "id": "21645374"}`` -- any spelling
+  :func:`kit.corpus.identifiers.canonical` reads; an argument named after a scheme, or an
+  ``id`` / ``ids`` argument beside ``db``, read in that scheme; comma-separated lists read item
+  by item) contributes its whole response (:func:`kit.audit.records.whole_record`): the agent
+  asked for that paper, whatever records the response prints;
+* else the response is cut into the records it lists (:func:`kit.audit.records.split_records`:
+  JSON records, one paper, repeated id fields, headings / numbered / bulleted entries,
+  identifier-led lines, other repeated fields, paragraphs); every record whose own
+  identifiers (:attr:`kit.audit.records.Record.keys`: its id fields and header lines, not a
+  mention in its prose) name the identifier contributes its whole text -- so a PMID, the PMCID
+  and the DOI of one record read the same passage, wherever in the record they stand; a call
+  that asked for several papers, this one among them, contributes its whole response when no
+  record of it names the identifier;
 * a record holding only a title and metadata (no passage, :attr:`kit.audit.records.Record.passage`)
   is read but gives nothing to verify against: when every record the agent read about the
   identifier is such, the read is kept with an empty text and L2 reports ``no_passage`` rather
@@ -26,11 +31,13 @@ citation falls back to the corpus passage. A failed call (status error / timeout
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from kit.audit.records import Record, has_passage, split_records
+from kit.audit.records import Record, split_records, whole_record
+from kit.audit.records_json import one_paper
 from kit.corpus.identifiers import SCHEMES, canonical
 from kit.grade.citation_audit import AgentRead
 from kit.grade.runs import AgentRun, Citation, ToolCall
@@ -38,10 +45,17 @@ from kit.grade.runs import AgentRun, Citation, ToolCall
 # An argument named like a scheme holds a bare value of that scheme ({"pmid": "123"}).
 _ARG_SCHEME = {s.lower(): s for s in SCHEMES} | {
     "pubmed_id": "PMID",
+    "pmids": "PMID",
     "pmc": "PMCID",
+    "pmcids": "PMCID",
+    "dois": "DOI",
     "nct_id": "NCT",
     "arxiv_id": "ARXIV",
 }
+# E-utilities: an id argument read in the scheme of the database argument ({"db": "pubmed"})
+_DB_SCHEME = {"pubmed": "PMID", "pmc": "PMCID"}
+_ID_ARGS = frozenset(("id", "ids", "uid", "uids", "identifier", "identifiers"))
+_ITEMS = re.compile(r"[\s,;]+")
 
 
 def _key(c: Citation) -> tuple[str, str]:
@@ -58,15 +72,29 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(v)
 
 
+def _read(text: str, scheme: str | None, listed: bool) -> list[tuple[str, str]]:
+    """The identifiers one argument value names: read whole, else (``listed``: an argument
+    named after a scheme, or an id argument) item by item."""
+    ident = canonical(text, default_scheme=scheme) if scheme else canonical(text)
+    if ident is not None or not listed:
+        return [ident.key] if ident is not None else []
+    items = (
+        canonical(t, default_scheme=scheme) if scheme else canonical(t) for t in _ITEMS.split(text)
+    )
+    return [i.key for i in items if i is not None]
+
+
 def argument_keys(arguments: Mapping[str, Any]) -> set[tuple[str, str]]:
-    """(scheme, canonical value) of every identifier a tool call was asked for."""
+    """(scheme, canonical value) of every identifier a tool call was asked for (module doc:
+    ``{"pmid": "123"}``, ``{"db": "pubmed", "id": "1,2,3"}``, ``{"id": "doi:..."}``)."""
+    lower = {str(k).lower(): v for k, v in arguments.items()}
+    db = _DB_SCHEME.get(str(lower.get("db", "")).lower())
     out: set[tuple[str, str]] = set()
-    for name, value in arguments.items():
-        scheme = _ARG_SCHEME.get(str(name).lower())
+    for name, value in lower.items():
+        scheme = _ARG_SCHEME.get(name) or (db if name in _ID_ARGS else None)
+        listed = scheme is not None or name in _ID_ARGS
         for text in _strings(value):
-            ident = canonical(text, default_scheme=scheme) if scheme else canonical(text)
-            if ident is not None:
-                out.add(ident.key)
+            out.update(_read(text, scheme, listed))
     return out
 
 
@@ -79,7 +107,7 @@ def response_records(text: str, citation: Citation) -> list[Record]:
     """The records of one response ``text`` that name ``citation`` (module rule)."""
     if citation.id_type not in SCHEMES:
         literal = bool(citation.value) and citation.value in text
-        return [Record(text, frozenset(), has_passage(text.splitlines()))] if literal else []
+        return [whole_record(text)] if literal else []
     key = _key(citation)
     return [r for r in _records(text) if key in r.keys]
 
@@ -94,6 +122,18 @@ def _readable(call: ToolCall) -> bool:
     return call.status == "ok" and bool(call.response_text)
 
 
+def _call_records(call: ToolCall, citation: Citation) -> list[Record]:
+    """The records of one call about ``citation`` (module rule): the whole response when the
+    call asked for this paper alone, else the records naming it, else the whole response when
+    the call asked for it among others."""
+    text = str(call.response_text)
+    asked = argument_keys(call.arguments) if citation.id_type in SCHEMES else set()
+    if _key(citation) in asked and one_paper(asked):
+        return [whole_record(text)]
+    recs = response_records(text, citation)
+    return recs if recs or _key(citation) not in asked else [whole_record(text)]
+
+
 def agent_read(run: AgentRun, citation: Citation) -> AgentRead | None:
     """The agent-read passage for one citation of ``run`` (module rule), or None when the agent
     read nothing about it; an empty ``text`` when it read only records without a passage."""
@@ -103,11 +143,7 @@ def agent_read(run: AgentRun, citation: Citation) -> AgentRead | None:
     for i, call in enumerate(run.tool_calls):
         if not _readable(call):
             continue
-        text = str(call.response_text)
-        recs = response_records(text, citation)
-        if not recs and citation.id_type in SCHEMES:
-            if _key(citation) in argument_keys(call.arguments):
-                recs = [Record(text.strip(), frozenset(), has_passage(text.splitlines()))]
+        recs = _call_records(call, citation)
         with_text = [r.text for r in recs if r.passage]
         if with_text:
             parts.append("\n\n".join(with_text))
