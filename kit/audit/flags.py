@@ -23,7 +23,7 @@ from kit.grade.citation_audit import L2_SCORED, SupportRule
 from kit.grade.support import SupportScorer
 
 DEFAULT_CALIBRATION = "pubmedqa-neighbours"
-FLAG_REASONS = ("notfound", "no_passage", "score_at_or_below_tau")
+FLAG_REASONS = ("notfound", "no_passage", "score_at_or_below_tau", "refused")
 
 
 def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:
@@ -31,16 +31,21 @@ def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:
     but no text to verify against, or unchecked and the agent read only records without a
     passage -- ``evidence == "no_passage"``), score_at_or_below_tau (the conformal rule, s <=
     tau, on every scored citation: found, or unchecked and scored against what the agent
-    read)."""
+    read), refused (l2 ``refused``: the verifier's endpoint refused the question, so there is no
+    score to compare with tau -- it goes to review, never passes)."""
     out = audited.copy()
     s = out["support_score"].to_numpy(dtype=float)
     found = (out["l1"] == "found").to_numpy()
     scoreable = out["l1"].isin(L2_SCORED).to_numpy()
     reason = np.full(len(out), "", dtype=object)
+    refused = (
+        (out["l2"] == "refused").to_numpy() if "l2" in out.columns else np.zeros(len(out), bool)
+    )
     reason[(out["l1"] == "notfound").to_numpy()] = "notfound"
-    reason[found & np.isnan(s)] = "no_passage"
+    reason[found & np.isnan(s) & ~refused] = "no_passage"
     if "evidence" in out.columns:
         reason[(out["evidence"] == "no_passage").to_numpy() & np.isnan(s)] = "no_passage"
+    reason[refused] = "refused"
     with np.errstate(invalid="ignore"):
         reason[scoreable & ~np.isnan(s) & (s <= tau)] = "score_at_or_below_tau"
     out["flag_reason"] = reason

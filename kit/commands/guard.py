@@ -472,7 +472,13 @@ def score_cmd(
       kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
       kit guard score pairs.csv --engine ray --ray-address HEAD:6379 --out scores.csv
     """
-    from kit.guard.pairtable import read_pair_table, score_pairs, table_format, write_pair_table
+    from kit.guard.pairtable import (
+        read_pair_table,
+        score_pairs,
+        table_format,
+        with_score_status,
+        write_pair_table,
+    )
     from kit.guard.score_store import open_scorer
     from kit.guard.verifier import load_verifier
     from kit.parallel import Engine
@@ -492,11 +498,12 @@ def score_cmd(
     v = load_verifier(verifier, variant, device, batch_size, progress=True)
     stored = open_scorer(v, score_store_root(cache_dir, no_cache), device, spec)
     with stored:  # Ray (--engine ray) starts at the first miss and stops here
-        scored = score_pairs(stored, frame)
+        scored = with_score_status(score_pairs(stored, frame))
     stored.flush()
     scored = validate_frame(scored.reset_index(drop=True), "guard_pair_scores", str(out))
     write_pair_table(scored, out)
-    for line in _auc_lines(scored):
+    refused = int((scored["score_status"] == "refused").sum())
+    for line in _auc_lines(scored[scored["score_status"] == "scored"]):
         click.echo(f"  {line}")
     probs = [c for c in scored.columns if c.startswith("p_")]
     extra = f" with {', '.join(probs)}" if probs else ""
@@ -504,6 +511,11 @@ def score_cmd(
         f"scored {len(scored)} pairs with {v.card.name} ({variant}){extra}; score store "
         f"{stored.hits} hit(s), {stored.misses} scored -> {out}"
     )
+    if refused:
+        click.echo(
+            f"  {refused} of {len(scored)} pair(s) without a score: the instrument refused them "
+            "(score_status refused, score empty -- never a number; readers leave them out)"
+        )
     usage = getattr(v, "usage_line", None)  # an instrument behind an endpoint says what it asked
     if usage is not None:
         click.echo(f"  {usage()}")
@@ -676,9 +688,16 @@ def evaluate_cmd(
 
     extra = parse_label_map(label_map)
     frame = read_scores_table(scores)
+    if frame.attrs["n_missing"]:
+        click.echo(
+            f"left out {frame.attrs['n_missing']} pair(s) without a score (score_status "
+            "refused: the instrument gave none)"
+        )
+    if frame.empty:
+        raise InputError(
+            "no_scores", "every pair lacks a score (refused)", where=Location(str(scores))
+        )
     if "label" not in frame.columns:
-        from kit.errors import InputError, Location
-
         raise InputError(
             "missing_column",
             "no 'label' column: evaluation needs gold labels",
@@ -846,7 +865,7 @@ def panel_cmd(
             rows = [flag_rate(s, tau, rng, groups=groups, n_boot=n_boot)]
         per_verifier += [{"verifier": name, **r.to_dict()} for r in rows]
         click.echo(
-            f"  {name}: {v.card.name} ({v.card.kind}, sha256 {v.card.onnx_sha256[:12]}), tau={tau:g}"
+            f"  {name}: {v.card.name} ({v.card.kind}, sha256 {v.card.identity_sha256[:12]}), tau={tau:g}"
         )
     agree = panel_agreement(names, np.vstack(passed), rng, groups=groups, n_boot=n_boot)
     agreement = validate_frame(
@@ -891,3 +910,7 @@ guard.add_command(compare_cmd)
 from kit.commands.guard_card import card_cmd  # noqa: E402  (issue 19)
 
 guard.add_command(card_cmd)
+
+from kit.commands.guard_validate import validate_cmd  # noqa: E402  (issue 40 part 3)
+
+guard.add_command(validate_cmd)

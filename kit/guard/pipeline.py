@@ -27,7 +27,7 @@ from kit import boundary
 from kit.errors import InputError, Location
 from kit.guard.citations import Citation, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank
-from kit.guard.verifier import Verifier
+from kit.guard.verifier import Verifier, identity_entry
 
 CITATION_COLUMNS = [
     "answer_id",
@@ -220,7 +220,7 @@ def summarise(
     out: dict[str, Any] = {
         "verifier": {
             "name": card["name"],
-            "onnx_sha256": card["onnx_sha256"],
+            **identity_entry(card),  # onnx_sha256, or an LLM card's instrument_sha256
             "scoring_rule": card["scoring_rule"],
             "window_rule": card["window_rule"],
         },

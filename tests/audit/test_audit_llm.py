@@ -52,7 +52,8 @@ def test_audit_with_an_llm_card_and_a_warm_store_asks_nothing(
         summary = json.loads((tmp_path / "a1" / "summary.json").read_text())
         validate_json(summary, "audit_summary", "summary.json")
         sha = json.loads((card / "card.json").read_text())["instrument_sha256"]
-        assert summary["verifier"]["onnx_sha256"] == sha
+        assert summary["verifier"]["instrument_sha256"] == sha
+        assert "onnx_sha256" not in summary["verifier"]
         r = audit(tmp_path / "a2")
         assert r.exit_code == 0, r.output
         assert srv.state.chat == asked  # a re-audit never re-asks the model
