@@ -117,8 +117,21 @@ def calibrate(
     used |= {c.value for r in runs for c in r.cited}
     items = instrument_items(corpus.pool, used, n_cal, np.random.default_rng(seed))
     claims = [claim_text(corpus, p) for p in items]
-    right = scorer.score(claims, [texts.get(p, "") for p in items])
-    wrong = scorer.score(claims, [texts.get(corpus.neighbour[p], "") for p in items])
+    right = np.asarray(scorer.score(claims, [texts.get(p, "") for p in items]), dtype=float)
+    wrong = np.asarray(
+        scorer.score(claims, [texts.get(corpus.neighbour[p], "") for p in items]), dtype=float
+    )
+    ok = np.isfinite(right) & np.isfinite(wrong)  # an LLM endpoint may refuse a question
+    refused = int((~ok).sum())
+    if refused:
+        items = [p for p, keep in zip(items, ok, strict=True) if keep]
+        right, wrong = right[ok], wrong[ok]
+    left_out = (
+        f"; {refused} held-out item(s) left out: the verifier's endpoint refused them (no "
+        "score, never a number)"
+        if refused
+        else ""
+    )
     instrument = InstrumentCounts.from_scores(right, wrong, rule) if items else None
     if given is not None:
         artifact = given.kind == "artifact"
@@ -150,7 +163,7 @@ def calibrate(
         "construction": (
             "each held-out PubMedQA item's conclusion vs the abstract of its on-topic MeSH "
             "neighbour (wrong paper, construction-labelled), scored by this verifier; items "
-            f"the runs answer or cite excluded; seed {seed}"
+            f"the runs answer or cite excluded; seed {seed}{left_out}"
         ),
         "same_verifier": True,
     }

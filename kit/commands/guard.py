@@ -852,22 +852,34 @@ def panel_cmd(
     rng = np.random.default_rng(seed)
     keep = ["pair_id", *[c for c in ("label", "group") if c in frame.columns]]
     scores_table = frame[keep].reset_index(drop=True).copy()
-    passed, per_verifier = [], []
+    passed, per_verifier, scored = [], [], []
     for name, spec, tau in zip(names, verifiers, tau_list, strict=True):
         v = load_verifier(spec, variant, device, batch_size, progress=True)
         s = np.asarray(v.score(frame["claim"].tolist(), frame["passage"].tolist()), dtype=float)
         scores_table[f"score_{name}"] = s
-        scores_table[f"flag_{name}"] = s <= tau
-        passed.append(s > tau)
-        if classes is not None:
-            rows = evaluate_scores(s, classes, tau, rng, groups=groups, n_boot=n_boot)
-        else:
-            rows = [flag_rate(s, tau, rng, groups=groups, n_boot=n_boot)]
-        per_verifier += [{"verifier": name, **r.to_dict()} for r in rows]
+        scores_table[f"flag_{name}"] = ~(s > tau)  # no score (refused): flagged, to review
+        scored.append(s)
         click.echo(
             f"  {name}: {v.card.name} ({v.card.kind}, sha256 {v.card.identity_sha256[:12]}), tau={tau:g}"
         )
-    agree = panel_agreement(names, np.vstack(passed), rng, groups=groups, n_boot=n_boot)
+    # a pair any member gave no score (its endpoint refused) is compared by no one
+    ok = np.isfinite(np.vstack(scored)).all(axis=0)
+    if not ok.all():
+        click.echo(
+            f"  left out {int((~ok).sum())} pair(s) some member gave no score (refused by its "
+            "endpoint): every statistic is over the pairs all members scored"
+        )
+        if not ok.any():
+            raise InputError("no_scores", "no pair was scored by every panel member")
+    g_ok = None if groups is None else groups[ok]
+    for name, s, tau in zip(names, scored, tau_list, strict=True):
+        passed.append(s[ok] > tau)
+        if classes is not None:
+            rows = evaluate_scores(s[ok], classes[ok], tau, rng, groups=g_ok, n_boot=n_boot)
+        else:
+            rows = [flag_rate(s[ok], tau, rng, groups=g_ok, n_boot=n_boot)]
+        per_verifier += [{"verifier": name, **r.to_dict()} for r in rows]
+    agree = panel_agreement(names, np.vstack(passed), rng, groups=g_ok, n_boot=n_boot)
     agreement = validate_frame(
         pd.DataFrame([a.to_dict() for a in agree]),
         "guard_pair_agreement",

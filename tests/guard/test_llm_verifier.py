@@ -416,11 +416,74 @@ def test_refused_questions_are_missing_scores_never_numbers(tmp_path: Path, mode
                 for c, p in zip(frame["claim"][~refused], frame["passage"][~refused], strict=True)
             ]
         )
+        # issue 40 E: the store's partitions are named by the card's instrument sha256
+        sha = json.loads((tmp_path / "card" / "card.json").read_text())["instrument_sha256"]
+        assert [p.name for p in store.iterdir()] == [sha]
+        assert load_verifier(tmp_path / "card").card.onnx_sha256 == ""
         # refusals are not stored: a rerun asks exactly them again, nothing else
         asked = srv.state.chat
         res = invoke("guard", "score", pairs, *args)
         assert res.exit_code == 0, res.output
         assert srv.state.chat - asked == n
+        if mode == "filter":  # panel, calibrate and run leave the refused pairs out, counted
+            res = invoke(
+                "guard",
+                "panel",
+                pairs,
+                "--verifier",
+                tmp_path / "card",
+                "--verifier",
+                tmp_path / "card",
+                "--n-boot",
+                "50",
+                "--cache-dir",
+                store,
+                "--out",
+                tmp_path / "panel",
+            )
+            assert res.exit_code == 0, res.output
+            assert f"left out {n} pair(s) some member gave no score" in res.output
+            panel = pd.read_csv(tmp_path / "panel" / "scores.csv")
+            assert panel["flag_card"].to_numpy()[refused].all()  # no score: to review
+            cal = tmp_path / "cal.json"
+            res = invoke(
+                "guard",
+                "calibrate",
+                pairs,
+                "--verifier",
+                tmp_path / "card",
+                "--alpha",
+                "0.2",
+                "--out",
+                cal,
+            )
+            assert res.exit_code == 0, res.output
+            art = json.loads(cal.read_text())
+            assert art["sample"]["n"] == 24 - n
+            answers = tmp_path / "answers.jsonl"
+            i = int(np.flatnonzero(refused)[0])
+            rec = {
+                "answer_id": "a1",
+                "answer": f"{frame['claim'][i]} [1]",
+                "passages": {"1": frame["passage"][i]},
+            }
+            answers.write_text(json.dumps(rec) + "\n")
+            res = invoke(
+                "guard",
+                "run",
+                answers,
+                "--calibration",
+                cal,
+                "--verifier",
+                tmp_path / "card",
+                "--out",
+                tmp_path / "guarded",
+            )
+            assert res.exit_code == 0, res.output
+            cites = pd.read_csv(tmp_path / "guarded" / "citations.csv")
+            assert cites["reason"].tolist() == ["refused"] and cites["flagged"].all()
+            summary = json.loads((tmp_path / "guarded" / "summary.json").read_text())
+            assert summary["refused"] == 1
     if mode == "filter":
         res = invoke("guard", "evaluate", out, "--n-boot", "50")
         assert res.exit_code == 0, res.output
