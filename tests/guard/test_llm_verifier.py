@@ -418,7 +418,10 @@ def test_refused_questions_are_missing_scores_never_numbers(tmp_path: Path, mode
         )
         # issue 40 E: the store's partitions are named by the card's instrument sha256
         sha = json.loads((tmp_path / "card" / "card.json").read_text())["instrument_sha256"]
-        assert [p.name for p in store.iterdir()] == [sha]
+        if mode == "filter":  # (all refused: nothing is written, not even a partition)
+            assert [p.name for p in store.iterdir()] == [sha]
+        else:
+            assert not list(store.rglob("*.parquet"))
         assert load_verifier(tmp_path / "card").card.onnx_sha256 == ""
         # refusals are not stored: a rerun asks exactly them again, nothing else
         asked = srv.state.chat
@@ -434,10 +437,10 @@ def test_refused_questions_are_missing_scores_never_numbers(tmp_path: Path, mode
                 tmp_path / "card",
                 "--verifier",
                 tmp_path / "card",
+                "--tau",
+                "0.5",
                 "--n-boot",
                 "50",
-                "--cache-dir",
-                store,
                 "--out",
                 tmp_path / "panel",
             )
@@ -474,6 +477,8 @@ def test_refused_questions_are_missing_scores_never_numbers(tmp_path: Path, mode
                 answers,
                 "--calibration",
                 cal,
+                "--alpha",
+                "0.2",
                 "--verifier",
                 tmp_path / "card",
                 "--out",
