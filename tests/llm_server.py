@@ -14,7 +14,18 @@ above an unrelated one. Modes:
 * ``error500`` -- every chat request answers HTTP 500;
 * ``flaky`` -- the first request of each prompt answers HTTP 429, the next ones succeed;
 * ``refuse`` -- answers "I cannot judge this." with no yes / no among the top tokens;
-* ``slow`` -- waits 2 s before answering (longer than a test's client timeout).
+* ``slow`` -- waits 2 s before answering (longer than a test's client timeout);
+* ``filter`` -- a content filter: a prompt holding one of ``state.filtered`` words answers HTTP
+  400 (``content_filter``), one holding a ``state.cut`` word answers 200 with
+  ``finish_reason: content_filter``; the others answer as ``logprobs``. Deterministic: the same
+  prompt is refused every time;
+* ``drift`` -- as ``logprobs`` on a prompt's first request; from its second request on, P(yes)
+  becomes 1 - P(yes) for prompts whose claim holds a ``state.drift`` word (a non-deterministic
+  endpoint, for self-consistency: exactly those verdicts flip).
+
+Every 200 answer carries an OpenAI ``usage`` field (unless ``state.usage`` is False):
+``prompt_tokens`` = whitespace-separated words of the prompt (:func:`prompt_tokens`),
+``completion_tokens`` = words of the reply.
 
 Checklist-judge prompts (the kit's template, kit.grade.judge_prompt: "Criterion: ...\n\nAnswer:
 ...") get a verdict from the same word overlap (:func:`judge_verdict`): share of the criterion's
@@ -90,6 +101,11 @@ def _judge_choice(state: ServerState, body: dict, m: re.Match) -> tuple[int, dic
     }
 
 
+def prompt_tokens(prompt: str) -> int:
+    """The server's usage count of a prompt: its whitespace-separated words."""
+    return len(prompt.split())
+
+
 def p_yes(claim: str, passage: str) -> float:
     """The synthetic judge's P(yes) for one (claim, passage window)."""
     words = set(_WORD.findall(claim.lower()))
@@ -109,6 +125,10 @@ class ServerState:
     inflight: int = 0
     key: str = ""  # when set, both endpoints answer 401 without "Authorization: Bearer KEY"
     max_inflight: int = 0
+    usage: bool = True  # add the usage field to 200 answers
+    filtered: tuple[str, ...] = ()  # mode filter: HTTP 400 for prompts holding one of these
+    cut: tuple[str, ...] = ()  # mode filter: finish_reason content_filter for these
+    drift: tuple[str, ...] = ()  # mode drift: claims whose P(yes) flips from the 2nd request
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -124,9 +144,20 @@ def _choice(state: ServerState, body: dict, prompt: str) -> tuple[int, dict]:
         return 500, {"error": {"message": "internal error"}}
     if state.mode == "flaky" and first:
         return 429, {"error": {"message": "rate limited"}}
+    low = prompt.lower()
+    if state.mode == "filter" and any(w in low for w in state.filtered):
+        return 400, {"error": {"message": "content filtered", "code": "content_filter"}}
+    if state.mode == "filter" and any(w in low for w in state.cut):
+        return 200, {
+            "message": {"role": "assistant", "content": ""},
+            "logprobs": None,
+            "finish_reason": "content_filter",
+        }
     if judge is not None:
         return _judge_choice(state, body, judge)
     p = p_yes(m.group(1), m.group(2))
+    if state.mode == "drift" and not first and any(w in m.group(1).lower() for w in state.drift):
+        p = 1.0 - p
     if state.mode == "refuse":
         top = [{"token": "I", "logprob": math.log(0.9)}, {"token": "Sorry", "logprob": -3.0}]
         entry = {"token": "I", "logprob": math.log(0.9), "top_logprobs": top}
@@ -221,15 +252,21 @@ def _handler(state: ServerState) -> type[BaseHTTPRequestHandler]:
             if status != 200:
                 self._send(status, choice)
                 return
-            self._send(
-                200,
-                {
-                    "id": "cmpl-test",
-                    "object": "chat.completion",
-                    "model": MODEL,
-                    "choices": [{"index": 0, "finish_reason": "stop", **choice}],
-                },
-            )
+            reply: dict = {
+                "id": "cmpl-test",
+                "object": "chat.completion",
+                "model": MODEL,
+                "choices": [{"index": 0, "finish_reason": "stop", **choice}],
+            }
+            if state.usage:
+                p_tok = prompt_tokens(prompt)
+                c_tok = len(str(choice["message"]["content"]).split())
+                reply["usage"] = {
+                    "prompt_tokens": p_tok,
+                    "completion_tokens": c_tok,
+                    "total_tokens": p_tok + c_tok,
+                }
+            self._send(200, reply)
 
     return Handler
 

@@ -59,6 +59,8 @@ class Aligned:
     judge_unlabelled: np.ndarray
     strata_gold: np.ndarray | None = None
     strata_unlabelled: np.ndarray | None = None
+    clusters_gold: np.ndarray | None = None
+    clusters_unlabelled: np.ndarray | None = None
 
 
 def align(judged: pd.DataFrame, gold: pd.DataFrame, judged_path: Path, gold_path: Path) -> Aligned:
@@ -124,9 +126,33 @@ def align(judged: pd.DataFrame, gold: pd.DataFrame, judged_path: Path, gold_path
             "the judge to speak for (the gold-only rate is the answer; or judge more items)",
             where=Location(str(judged_path)),
         )
+    clusters_g = clusters_u = None
+    if "cluster" in judged.columns:
+        if strata_g is not None:
+            raise InputError(
+                "strata_and_clusters",
+                "JUDGED has both a stratum and a cluster column: a stratified design with "
+                "clustered items is not supported; give one of the two",
+                where=Location(str(judged_path), None, "cluster"),
+            )
+        cluster = dict(zip(ids_judged, judged["cluster"].astype(str), strict=True))
+        clusters_g = np.asarray([cluster[item] for item in ids], dtype=object)
+        clusters_u = np.asarray(
+            [cluster[item] for item in ids_judged if item not in labelled], dtype=object
+        )
+        for what, c in (("judged", set(cluster.values())), ("gold", set(clusters_g))):
+            if len(c) < 2:
+                raise InputError(
+                    "too_few_clusters",
+                    f"{len(c)} cluster(s) among the {what} items: cluster-robust intervals "
+                    "need at least 2",
+                    where=Location(str(judged_path), None, "cluster"),
+                )
     y = gold["gold"].to_numpy(dtype=float)
     fg = np.asarray([score[item] for item in ids], dtype=float)
-    return Aligned(y, fg, np.asarray(unlabelled, dtype=float), strata_g, strata_u)
+    return Aligned(
+        y, fg, np.asarray(unlabelled, dtype=float), strata_g, strata_u, clusters_g, clusters_u
+    )
 
 
 def anchor_files(
@@ -151,6 +177,8 @@ def anchor_files(
         half_width,
         a.strata_gold,
         a.strata_unlabelled,
+        a.clusters_gold,
+        a.clusters_unlabelled,
     )
     return result, artifact(result, judged_path, gold_path)
 
@@ -167,6 +195,7 @@ def artifact(result: AnchoredRates, judged_path: Path, gold_path: Path) -> dict[
         "alpha": result.alpha,
         "assumption": result.assumption,
         "design": "uniform" if result.strata is None else "stratified",
+        "clusters": None if result.clusters is None else result.clusters[1],
         "strata": None
         if result.strata is None
         else [{"stratum": h, "n_judged": m, "n_gold": n} for h, m, n in result.strata],
@@ -190,6 +219,7 @@ def artifact(result: AnchoredRates, judged_path: Path, gold_path: Path) -> dict[
                 "lambda": r.lam,
                 "relative_to": r.relative_to,
                 "description": r.description,
+                "interval": r.interval,
             }
             for r in result.rows
         ],
@@ -207,6 +237,14 @@ def artifact(result: AnchoredRates, judged_path: Path, gold_path: Path) -> dict[
             "n_judged": plan.n_judged,
         },
     }
+
+
+def interval_lines(result: AnchoredRates) -> list[str]:
+    """Which interval each row took: one line when all three agree, else one per method."""
+    kinds = {r.interval for r in result.rows}
+    if len(kinds) == 1:
+        return [f"  intervals: {kinds.pop()}"]
+    return [f"  {r.method} interval: {r.interval}" for r in result.rows]
 
 
 def _pct(alpha: float) -> str:
@@ -232,6 +270,7 @@ def lines(result: AnchoredRates, out: Path | None = None) -> list[str]:
     out_lines += [
         "",
         "  ppi: PPI++ (power-tuned prediction-powered inference; lambda = 1 is PPI, 0 gold-only)",
+        *interval_lines(result),
         f"  assumption: {result.assumption}",
     ]
     if result.strata is not None:

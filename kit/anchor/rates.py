@@ -12,8 +12,19 @@ Given judge scores on every judged item and gold labels on a uniform random subs
   biased by whatever bias it has; its interval covers only item sampling.
 * ``gold_only`` -- the gold labels' mean (the classical interval).
 
-Every interval is the CLT normal interval (ppi-python's ``ppi_mean_ci`` / ``classical_mean_ci``),
-so widths are comparable between rows. What "too small" means for the gold sample:
+Intervals (each row names its own in ``interval``): PPI++ and gold-only take the CLT normal
+interval of ppi-python (``ppi_mean_ci`` / ``classical_mean_ci``), so their widths compare (gold-only
+is PPI++ with lambda = 0). The judge-only rate of a 0/1 judge is a proportion and takes the
+kit's interval for proportions, Wilson's (:func:`kit.stats.wilson.wilson_ci`); a judge scoring
+in [0, 1] gets the CLT interval of its mean.
+
+Clustered items (``clusters_gold`` / ``clusters_unlabelled``: e.g. the citations of one answer,
+correlated through one generator and one retrieval): every interval accounts for the clusters --
+PPI++ and gold-only by the cluster-robust (CR1) variance of their linearisation
+(:func:`kit.stats.ppi.cluster_ppi_mean`, :func:`kit.stats.ppi.cluster_classical_mean`), the
+judge-only Wilson interval at the effective sample size n / deff (Kish's design effect by
+cluster, :func:`kit.stats.wilson.wilson_effective`). Lambda is tuned as for independent items
+(every lambda keeps the estimate unbiased). What "too small" means for the gold sample:
 
 * fewer than :data:`MIN_GOLD` gold items is refused (:func:`too_small`): the intervals'
   normal approximation rests on a variance estimated from the gold items; so are gold labels
@@ -26,12 +37,23 @@ so widths are comparable between rows. What "too small" means for the gold sampl
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kit.stats.ppi import GoldPlan, MeanEstimate, classical_mean, plan_gold_size, ppi_mean
+from kit.stats.ppi import (
+    GoldPlan,
+    MeanEstimate,
+    classical_mean,
+    cluster_classical_mean,
+    cluster_ppi_mean,
+    design_effect,
+    plan_gold_size,
+    ppi_mean,
+)
+from kit.stats.wilson import wilson_ci, wilson_effective
 
 MIN_GOLD = 10
 SMALL_GOLD = 30
@@ -45,7 +67,18 @@ STRATIFIED_ASSUMPTION = (
     "stratum's judged items; the strata sizes are known (counted in the judged table) and weight "
     "each gold item by M_h / n_h and each unlabelled item by M_h / (M_h - n_h)"
 )
+CLUSTERED_ASSUMPTION = (
+    "; items come in clusters ({name}): clusters independent, items within one may be "
+    "correlated (every interval is cluster-robust)"
+)
 METHODS = ("ppi", "judge_only", "gold_only")
+INTERVALS = {
+    "clt": "normal (CLT) interval, plug-in variance (items independent)",
+    "clt_cluster": "normal (CLT) interval, cluster-robust (CR1) variance by {name} ({g} clusters)",
+    "wilson": "Wilson score interval (a proportion of 0/1 labels; items independent)",
+    "wilson_cluster": "Wilson score interval at the effective n = n / {deff:.3g} (Kish design "
+    "effect by {name}, {g} clusters; a proportion of 0/1 labels)",
+}
 DESCRIPTIONS = {
     "ppi": "PPI++: power-tuned prediction-powered inference (Angelopoulos, Duchi & Zrnic 2023; "
     "lambda = 1 is PPI, Angelopoulos et al., Science 2023): lambda x the judge's mean on the "
@@ -69,6 +102,7 @@ class RateRow:
     lam: float | None
     relative_to: str
     description: str
+    interval: str = INTERVALS["clt"]  # which interval (INTERVALS), in words
 
 
 @dataclass(frozen=True)
@@ -85,10 +119,14 @@ class AnchoredRates:
     warnings: tuple[str, ...]
     plan: GoldPlan | None = None
     strata: tuple[tuple[str, int, int], ...] | None = None  # (stratum, judged, gold) if stratified
+    clusters: tuple[str, int] | None = None  # (what a cluster is, how many) if clustered
 
     @property
     def assumption(self) -> str:
-        return ASSUMPTION if self.strata is None else STRATIFIED_ASSUMPTION
+        base = ASSUMPTION if self.strata is None else STRATIFIED_ASSUMPTION
+        if self.clusters is None:
+            return base
+        return base + CLUSTERED_ASSUMPTION.format(name=self.clusters[0])
 
     def row(self, method: str) -> RateRow:
         return next(r for r in self.rows if r.method == method)
@@ -178,6 +216,9 @@ def anchored_rates(
     half_width: float | None = None,
     strata_gold: ArrayLike | None = None,
     strata_unlabelled: ArrayLike | None = None,
+    clusters_gold: ArrayLike | None = None,
+    clusters_unlabelled: ArrayLike | None = None,
+    cluster_name: str = "cluster",
 ) -> AnchoredRates:
     """The PPI++, judge-only and gold-only estimates of one rate (see the module doc).
 
@@ -190,7 +231,11 @@ def anchored_rates(
     ``strata_gold`` / ``strata_unlabelled`` (one stratum label per item): a stratified design;
     PPI++ and gold-only use the design weights of :func:`stratified_weights` (the judge-only
     rate is the plain mean over every judged item either way). The planner assumes a uniform
-    design."""
+    design.
+
+    ``clusters_gold`` / ``clusters_unlabelled`` (one cluster id per item, ``cluster_name`` saying
+    what a cluster is): cluster-robust intervals for every row (module doc). Not combined with
+    strata (a ``ValueError``)."""
     y = np.asarray(gold, dtype=float).reshape(-1)
     fg = np.asarray(judge_gold, dtype=float).reshape(-1)
     fu = np.asarray(judge_unlabelled, dtype=float).reshape(-1)
@@ -205,11 +250,57 @@ def anchored_rates(
         if strata_gold is None or strata_unlabelled is None:
             raise ValueError("give the strata of both the gold and the unlabelled items")
         w, wu, strata = stratified_weights(strata_gold, strata_unlabelled)
-    ests: dict[str, MeanEstimate] = {
-        "ppi": ppi_mean(y, fg, fu, alpha, None, w, wu),
-        "judge_only": classical_mean(f_all, alpha),
-        "gold_only": classical_mean(y, alpha, w),
-    }
+    clustered = clusters_gold is not None or clusters_unlabelled is not None
+    if clustered and (clusters_gold is None or clusters_unlabelled is None):
+        raise ValueError("give the clusters of both the gold and the unlabelled items")
+    if clustered and strata is not None:
+        raise ValueError("a stratified design with clustered items is not supported")
+    intervals = {"ppi": INTERVALS["clt"], "gold_only": INTERVALS["clt"]}
+    clusters = None
+    if clustered:
+        cg = np.asarray(clusters_gold, dtype=object).reshape(-1).astype(str)
+        cu = np.asarray(clusters_unlabelled, dtype=object).reshape(-1).astype(str)
+        c_all = np.concatenate([cg, cu])
+        g_all = int(np.unique(c_all).size)
+        if g_all < 2 or np.unique(cg).size < 2:
+            raise ValueError(
+                f"{g_all} {cluster_name} cluster(s) among the judged items and "
+                f"{np.unique(cg).size} among the gold items: cluster-robust intervals need at "
+                "least 2 of each"
+            )
+        clusters = (cluster_name, g_all)
+        ests: dict[str, MeanEstimate] = {
+            "ppi": cluster_ppi_mean(y, fg, fu, cg, cu, alpha),
+            "judge_only": cluster_classical_mean(f_all, c_all, alpha),
+            "gold_only": cluster_classical_mean(y, cg, alpha),
+        }
+        text = INTERVALS["clt_cluster"]
+        intervals = {
+            "ppi": text.format(name=cluster_name, g=g_all),
+            "judge_only": text.format(name=cluster_name, g=g_all),
+            "gold_only": text.format(name=cluster_name, g=int(np.unique(cg).size)),
+        }
+    else:
+        ests = {
+            "ppi": ppi_mean(y, fg, fu, alpha, None, w, wu),
+            "judge_only": classical_mean(f_all, alpha),
+            "gold_only": classical_mean(y, alpha, w),
+        }
+        intervals["judge_only"] = INTERVALS["clt"]
+    if bool(np.isin(f_all, (0.0, 1.0)).all()):  # a 0/1 judge: its rate is a proportion
+        k = int(f_all.sum())
+        if clustered:
+            deff = design_effect(f_all, c_all)
+            p = wilson_effective(k, int(f_all.size), deff, 1.0 - alpha)
+            intervals["judge_only"] = INTERVALS["wilson_cluster"].format(
+                deff=deff, name=cluster_name, g=g_all
+            )
+        else:
+            deff = 1.0
+            p = wilson_ci(k, int(f_all.size), 1.0 - alpha)
+            intervals["judge_only"] = INTERVALS["wilson"]
+        se = math.sqrt(p.estimate * (1 - p.estimate) * deff / f_all.size)
+        ests["judge_only"] = MeanEstimate(p.estimate, p.lo, p.hi, se, alpha, int(f_all.size))
     relative = {"ppi": "gold", "judge_only": judge, "gold_only": "gold"}
     rows = tuple(
         RateRow(
@@ -222,6 +313,7 @@ def anchored_rates(
             lam=ests[m].lam,
             relative_to=relative[m],
             description=DESCRIPTIONS[m],
+            interval=intervals[m],
         )
         for m in METHODS
     )
@@ -241,4 +333,5 @@ def anchored_rates(
         warnings=tuple(gold_warnings(y)),
         plan=plan,
         strata=strata,
+        clusters=clusters,
     )

@@ -23,7 +23,7 @@ from kit.grade.citation_audit import L2_SCORED, SupportRule
 from kit.grade.support import SupportScorer
 
 DEFAULT_CALIBRATION = "pubmedqa-neighbours"
-FLAG_REASONS = ("notfound", "no_passage", "score_at_or_below_tau")
+FLAG_REASONS = ("notfound", "no_passage", "score_at_or_below_tau", "refused")
 
 
 def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:
@@ -31,16 +31,21 @@ def flag_citations(audited: pd.DataFrame, tau: float) -> pd.DataFrame:
     but no text to verify against, or unchecked and the agent read only records without a
     passage -- ``evidence == "no_passage"``), score_at_or_below_tau (the conformal rule, s <=
     tau, on every scored citation: found, or unchecked and scored against what the agent
-    read)."""
+    read), refused (l2 ``refused``: the verifier's endpoint refused the question, so there is no
+    score to compare with tau -- it goes to review, never passes)."""
     out = audited.copy()
     s = out["support_score"].to_numpy(dtype=float)
     found = (out["l1"] == "found").to_numpy()
     scoreable = out["l1"].isin(L2_SCORED).to_numpy()
     reason = np.full(len(out), "", dtype=object)
+    refused = (
+        (out["l2"] == "refused").to_numpy() if "l2" in out.columns else np.zeros(len(out), bool)
+    )
     reason[(out["l1"] == "notfound").to_numpy()] = "notfound"
-    reason[found & np.isnan(s)] = "no_passage"
+    reason[found & np.isnan(s) & ~refused] = "no_passage"
     if "evidence" in out.columns:
         reason[(out["evidence"] == "no_passage").to_numpy() & np.isnan(s)] = "no_passage"
+    reason[refused] = "refused"
     with np.errstate(invalid="ignore"):
         reason[scoreable & ~np.isnan(s) & (s <= tau)] = "score_at_or_below_tau"
     out["flag_reason"] = reason
@@ -112,8 +117,21 @@ def calibrate(
     used |= {c.value for r in runs for c in r.cited}
     items = instrument_items(corpus.pool, used, n_cal, np.random.default_rng(seed))
     claims = [claim_text(corpus, p) for p in items]
-    right = scorer.score(claims, [texts.get(p, "") for p in items])
-    wrong = scorer.score(claims, [texts.get(corpus.neighbour[p], "") for p in items])
+    right = np.asarray(scorer.score(claims, [texts.get(p, "") for p in items]), dtype=float)
+    wrong = np.asarray(
+        scorer.score(claims, [texts.get(corpus.neighbour[p], "") for p in items]), dtype=float
+    )
+    ok = np.isfinite(right) & np.isfinite(wrong)  # an LLM endpoint may refuse a question
+    refused = int((~ok).sum())
+    if refused:
+        items = [p for p, keep in zip(items, ok, strict=True) if keep]
+        right, wrong = right[ok], wrong[ok]
+    left_out = (
+        f"; {refused} held-out item(s) left out: the verifier's endpoint refused them (no "
+        "score, never a number)"
+        if refused
+        else ""
+    )
     instrument = InstrumentCounts.from_scores(right, wrong, rule) if items else None
     if given is not None:
         artifact = given.kind == "artifact"
@@ -145,7 +163,7 @@ def calibrate(
         "construction": (
             "each held-out PubMedQA item's conclusion vs the abstract of its on-topic MeSH "
             "neighbour (wrong paper, construction-labelled), scored by this verifier; items "
-            f"the runs answer or cite excluded; seed {seed}"
+            f"the runs answer or cite excluded; seed {seed}{left_out}"
         ),
         "same_verifier": True,
     }

@@ -1,10 +1,14 @@
 """`kit audit --gold`: the audit's judge-derived rates anchored on human gold labels (issue 40).
 
-Two headline rates of the audit are counts of an instrument's labels:
+Three headline rates of the audit are counts of an instrument's labels:
 
 * ``wrong_paper_rate`` -- the verifier's L2 'no' over scored citations; one judged item per
   scored citation, item_id ``RUN_ID/CLAIM_NO/CITATION`` (the columns of citations.csv), judge
   1 when L2 is 'no'; gold 1 when a person says the cited paper does not support the claim.
+* ``unsupported_rate`` -- the guard's unsupported-citation rate: the share of scored citations
+  the conformal rule flags (s <= tau; the audit's ``flag_rate``), items as for
+  ``wrong_paper_rate``, judge 1 when flagged; gold 1 when a person says the citation is
+  unsupported (the cited passage does not support the claim).
 * ``solve_rate`` -- the checklist judge's solved (score >= 0.5), one rate per system (model);
   one judged item per (model, task), item_id ``MODEL/TASK_ID``; gold 1 when a person says the
   task is solved.
@@ -13,8 +17,15 @@ GOLD (``schemas/audit_gold.yaml``: metric, item_id, gold) labels a uniform rando
 those items. Each rate with gold is estimated by PPI++ beside the judge-only and gold-only
 rates (:func:`kit.anchor.rates.anchored_rates`); the same refusals as `kit anchor` (a gold item
 that was not judged, fewer than :data:`kit.anchor.rates.MIN_GOLD` gold items of one rate,
-nothing unlabelled) name GOLD's row. Without gold, :func:`whose_judgement` says whose labels
-each rate counts.
+nothing unlabelled) name GOLD's row. A metric without gold rows is reported as its judge's
+(``judged_by``); a partial gold sample anchors exactly the rates (metric, and for solve rates
+the system) its rows name. Without gold, :func:`whose_judgement` says whose labels each rate
+counts.
+
+Citation rates are over citations, and the citations of one answer are not independent (one
+generator, one retrieval): their intervals are cluster-robust by run (the cluster of an item is
+its run_id; :func:`kit.anchor.rates.anchored_rates` with clusters). Solve rates are over tasks,
+one item per (model, task): independent items.
 """
 
 from __future__ import annotations
@@ -28,30 +39,41 @@ from kit.anchor.rates import ASSUMPTION, anchored_rates, one_class, too_small
 from kit.errors import InputError, Location
 
 GOLD_SCHEMA = "audit_gold"
-GOLD_METRICS = ("wrong_paper_rate", "solve_rate")
+GOLD_METRICS = ("wrong_paper_rate", "unsupported_rate", "solve_rate")
+CITATION_METRICS = ("wrong_paper_rate", "unsupported_rate")  # clustered by run
 MAX_LISTED = 20
+
+
+Judged = dict[str, tuple[float, str | None]]  # item_id -> (judge label, cluster or None)
 
 
 def judged_items(
     cites: pd.DataFrame, scores: pd.DataFrame | None
-) -> dict[tuple[str, str | None], dict[str, float]]:
-    """(metric, system) -> {item_id: judge label}: the items each judge-derived rate counts."""
+) -> dict[tuple[str, str | None], Judged]:
+    """(metric, system) -> {item_id: (judge label, cluster)}: the items each judge-derived rate
+    counts; a citation's cluster is its run_id, a task's None (independent)."""
     from kit.grade.citation_audit import L2_SCORED
 
-    out: dict[tuple[str, str | None], dict[str, float]] = {}
+    out: dict[tuple[str, str | None], Judged] = {}
     scored = cites[cites["support_score"].notna() & cites["l1"].isin(L2_SCORED)]
+    keys = [
+        (f"{r}/{c}/{cit}", str(r))
+        for r, c, cit in zip(scored["run_id"], scored["claim_no"], scored["citation"], strict=True)
+    ]
+    no = (scored["l2"] == "no").to_numpy()
+    flag = (scored["flag_reason"] == "score_at_or_below_tau").to_numpy()
     out[("wrong_paper_rate", None)] = {
-        f"{r}/{c}/{cit}": float(l2 == "no")
-        for r, c, cit, l2 in zip(
-            scored["run_id"], scored["claim_no"], scored["citation"], scored["l2"], strict=True
-        )
+        item: (float(v), run) for (item, run), v in zip(keys, no, strict=True)
+    }
+    out[("unsupported_rate", None)] = {
+        item: (float(v), run) for (item, run), v in zip(keys, flag, strict=True)
     }
     if scores is not None:
         several = scores["judge"].nunique() > 1  # one rate per (model, judge) then
         for (judge, model), rows in scores.groupby(["judge", "model"], sort=True):
             system = f"{model}, judge {judge}" if several else str(model)
             out[("solve_rate", system)] = {
-                f"{model}/{t}": float(bool(s))
+                f"{model}/{t}": (float(bool(s)), None)
                 for t, s in zip(rows["task_id"], rows["solved"], strict=True)
             }
     return out
@@ -59,7 +81,10 @@ def judged_items(
 
 def whose_judgement(verifier: str, judge: str | None) -> dict[str, str]:
     """metric -> whose labels the audit's rate counts (without gold, the rate is theirs)."""
-    out = {"wrong_paper_rate": f"verifier {verifier} (L2 'no')"}
+    out = {
+        "wrong_paper_rate": f"verifier {verifier} (L2 'no')",
+        "unsupported_rate": f"verifier {verifier} under the conformal rule (flagged: s <= tau)",
+    }
     if judge is not None:
         out["solve_rate"] = f"checklist judge {judge} (score >= 0.5)"
     return out
@@ -77,7 +102,12 @@ def gold_anchored(
     """summary.json's ``gold_anchored``: whose judgement each rate is and, with gold, every
     rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only)."""
     judges = whose_judgement(verifier, judge)
-    out: dict[str, Any] = {"judged_by": judges, "assumption": None, "rates": []}
+    out: dict[str, Any] = {
+        "judged_by": judges,
+        "assumption": None,
+        "rates": [],
+        "not_anchored": list(judges),
+    }
     if gold is None:
         return out
     items = judged_items(cites, scores)
@@ -129,9 +159,27 @@ def gold_anchored(
                 where=Location(gold_path),
             )
         y = np.asarray([g for _, g in pairs])
-        fg = np.asarray([judged[item] for item, _ in pairs])
+        fg = np.asarray([judged[item][0] for item, _ in pairs])
+        fu = np.asarray([v for v, _ in unlabelled])
         who = judges.get(metric, metric)
-        res = anchored_rates(y, fg, np.asarray(unlabelled), who, alpha)
+        if metric in CITATION_METRICS:  # citations of one answer: clustered by run
+            try:
+                res = anchored_rates(
+                    y,
+                    fg,
+                    fu,
+                    who,
+                    alpha,
+                    clusters_gold=[judged[item][1] for item, _ in pairs],
+                    clusters_unlabelled=[c for _, c in unlabelled],
+                    cluster_name="run",
+                )
+            except ValueError as exc:
+                raise InputError(
+                    "gold_too_small", f"{what}: {exc}", where=Location(gold_path)
+                ) from None
+        else:
+            res = anchored_rates(y, fg, fu, who, alpha)
         rates.append(
             {
                 "metric": metric,
@@ -149,14 +197,19 @@ def gold_anchored(
                         "ci_high": r.ci_high,
                         "n": r.n,
                         "lambda": r.lam,
+                        "interval": r.interval,
                     }
                     for r in res.rows
                 ],
+                "clusters": None if res.clusters is None else res.clusters[1],
+                "assumption": res.assumption,
                 "warnings": list(res.warnings),
             }
         )
     out["assumption"] = ASSUMPTION
     out["rates"] = rates
+    anchored = {r["metric"] for r in rates}
+    out["not_anchored"] = [m for m in judges if m not in anchored]
     return out
 
 
@@ -183,5 +236,14 @@ def gold_lines(block: Any, level: float) -> list[str]:
             f"{r['judge']} alone {j['estimate']:.3f} [{j['ci_low']:.3f}, {j['ci_high']:.3f}]; "
             f"gold alone {g['estimate']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
         )
+        lines.append(
+            f"    intervals: PPI++ and gold alone {p['interval']}; judge alone {j['interval']}"
+        )
         lines += [f"    warning: {w}" for w in r["warnings"]]
+    left = block.get("not_anchored") or []
+    if left:
+        lines.append(
+            "  not anchored (no gold rows): "
+            + "; ".join(f"{m.replace('_', ' ')} is {block['judged_by'][m]}'s" for m in left)
+        )
     return lines

@@ -38,6 +38,7 @@ OUTPUT_FILES = ("report.html", "summary.json", "citations.csv", "runs.csv")
 
 def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
     """Validate and write every output into a staged folder, then swap it into ``opts.out``."""
+    from kit.guard.verifier import identity_entry
     from kit.release.receipts import seal, write_receipt
     from kit.report.audit_page import render_audit_page
     from kit.report.tables import to_csv
@@ -62,7 +63,7 @@ def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
             (tmp / name).write_text(text, encoding="utf-8")
         root_body = {
             "inputs": summary["inputs"],
-            "verifier_onnx_sha256": summary["verifier"]["onnx_sha256"],
+            **{f"verifier_{k}": v for k, v in identity_entry(summary["verifier"]).items()},
             "calibration_sha256": summary["conformal"]["calibration"]["sha256"],
             "kit_version": summary["kit_version"],
         }

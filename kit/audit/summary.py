@@ -18,6 +18,7 @@ import pandas as pd
 
 from kit.audit.flags import InstrumentCounts
 from kit.grade.citation_audit import CITATION_ROW_COLUMNS, EVIDENCE, L2_SCORED
+from kit.guard.verifier import identity_entry
 from kit.stats.wilson import wilson_ci
 
 CITATION_COLUMNS = [
@@ -488,7 +489,7 @@ def build_summary(
         "verifier": {
             "name": card["name"],
             "variant": opts.variant,
-            "onnx_sha256": card["onnx_sha256"],
+            **identity_entry(card),  # onnx_sha256, or an LLM card's instrument_sha256
             "scoring_rule": card["scoring_rule"],
             "window_rule": card["window_rule"],
             "device": opts.device,
@@ -536,7 +537,7 @@ def build_summary(
             "citations": len(cites),
             "l1": {k: int((cites["l1"] == k).sum()) for k in ("found", "notfound", "transient")}
             | {"unchecked": int((cites["l1"] == "unchecked").sum())},
-            "l2": {k: int((cites["l2"] == k).sum()) for k in ("yes", "partial", "no")},
+            "l2": {k: int((cites["l2"] == k).sum()) for k in ("yes", "partial", "no", "refused")},
             "evidence": {k: int((cites["evidence"] == k).sum()) for k in EVIDENCE},
             "unread_response_refs": check.unread_refs,
             "flagged": {k: int((cites["flag_reason"] == k).sum()) for k in FLAG_REASONS},

@@ -80,7 +80,14 @@ def anchor(
     design weights (gold M_h/n_h, unlabelled M_h/(M_h - n_h)), and a stratum without gold is
     refused.
 
-    Every interval is the CLT normal interval (as ppi-python's). Refused (exit 2, naming
+    With a `cluster` column (e.g. the run id of a citation: several citations of one answer
+    are not independent) every interval is cluster-robust: PPI++ and gold-only by the CR1
+    variance of their linearisation, the judge-only Wilson interval at the effective n (Kish
+    design effect). Not together with `stratum`.
+
+    Intervals (each row names its own, `interval`): PPI++ and gold-only the CLT normal
+    interval (as ppi-python's); judge-only Wilson's for a 0/1 judge (a proportion, as every
+    rate of the kit), the CLT interval of its mean for scores in [0, 1]. Refused (exit 2, naming
     file, row, column): a duplicate item_id, a judge score outside [0, 1], a gold label other
     than 0/1, a gold item that was not judged, fewer than 10 gold items, no unlabelled item.
     Fewer than 30 gold items, or fewer than 10 of either class, is said in a warning: the

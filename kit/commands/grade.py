@@ -717,7 +717,12 @@ def planted_cmd(
             click.get_current_context().exit(1)
 
 
-from kit.commands.grade_judge import import_judge_cmd, judge_swap_cmd  # noqa: E402  (issue 40)
+from kit.commands.grade_judge import (  # noqa: E402  (issue 40)
+    import_judge_cmd,
+    judge_swap_cmd,
+    validate_judge_cmd,
+)
 
 grade.add_command(import_judge_cmd)
 grade.add_command(judge_swap_cmd)
+grade.add_command(validate_judge_cmd)

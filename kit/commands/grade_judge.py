@@ -3,7 +3,8 @@
 Seed 002 grades with an LLM judge against frozen checklists and re-grades with an independent
 judge (Appendix C.4). `import-judge` writes a judge card (kit.grade.llm_judge) that `kit grade
 judge --judge CARD` selects; `judge-swap` compares two verdict tables of the same runs
-(kit.grade.judge_swap). Exit status: 0 ok; 2 bad input, an unreachable endpoint, or questions
+(kit.grade.judge_swap); `validate-judge` measures a judge card against people's verdicts and
+writes it on the card (kit.grade.validate_judge). Exit status: 0 ok; 2 bad input, an unreachable endpoint, or questions
 that gave no verdict (nothing written).
 """
 
@@ -197,3 +198,105 @@ def judge_swap_cmd(
         f"  systems: {len(systems)}; largest solve-rate shift {100 * shift:.1f} points; "
         f"{moved} changed rank"
     )
+
+
+@click.command("validate-judge")
+@click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--checklists",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Frozen checklists JSONL (each with its frozen_sha256).",
+)
+@click.option(
+    "--judge",
+    "judge_card",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The card folder of the LLM checklist judge to validate (kind llm-judge, written by "
+    "kit grade import-judge).",
+)
+@click.option(
+    "--gold",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="People's verdicts of some of RUNS: a verdict table (schemas/grade_verdicts.yaml) of "
+    "one judge, every criterion of each (model, task) it grades.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="Solved iff score >= threshold.",
+)
+@click.option(
+    "--n-boot",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples of every CI.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option(
+    "--max-answer-chars",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Answers longer than this are an error.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="New card folder: the judge's card with its validation (sealed).",
+)
+@sealed_output("out", kind="grade-validate-judge")
+def validate_judge_cmd(
+    runs: Path,
+    checklists: Path,
+    judge_card: Path,
+    gold: Path,
+    threshold: float,
+    n_boot: int,
+    seed: int,
+    max_answer_chars: int,
+    out: Path,
+) -> None:
+    """Validate an LLM checklist judge on people's verdicts of RUNS; write it on its card.
+
+    The runs people graded (--gold) are graded by the judge twice, each time with the score
+    store bypassed. Its first pass is compared with the people's verdicts as a judge swap would
+    compare two judges: per criterion (met vs not; met or partial vs not_met) and per (model,
+    task) solve label, the base rates beside Cohen's kappa, Gwet's AC1 and positive- /
+    negative-specific agreement, each with a bootstrap CI (over answers for criteria).
+    Self-consistency: the share of verdicts that differ between the two passes. Cost: seconds
+    per verdict, requests, retries and tokens from the API's usage field. OUT is a copy of the
+    card folder with its `validation` block (schemas/json/instrument_validation.schema.json);
+    its instrument sha256 (and so its score-store entries) is the card's own. A question that
+    fails or is no verdict exits 2 with nothing written.
+
+    \b
+    Example:
+      kit grade validate-judge runs.jsonl --checklists checklists.jsonl --judge data/judge-qwen \\
+          --gold people.csv --out data/judge-qwen-validated
+    """
+    from kit.grade.llm_judge import check_judge_card
+    from kit.grade.reader import read_checklists, read_runs
+    from kit.grade.validate_judge import validate_judge
+    from kit.guard.validate_card import validation_lines, write_validated_card
+    from kit.guard.validation import VALIDATION_SCHEMA
+    from kit.schema import validate_json
+
+    read = read_runs(runs, max_answer_chars, "raise")
+    card, entry, left_out = validate_judge(
+        judge_card, read.runs, read_checklists(checklists), gold, threshold, n_boot, seed
+    )
+    validate_json(entry, VALIDATION_SCHEMA, str(out / "card.json"))
+    check_judge_card(card, str(out / "card.json"))
+    folder = judge_card if judge_card.is_dir() else judge_card.parent
+    write_validated_card(folder, out, card)
+    if left_out:
+        click.echo(f"left out {left_out} (model, task) pair(s) of --gold without a run", err=True)
+    for line in validation_lines(entry):
+        click.echo(line)

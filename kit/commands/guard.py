@@ -472,7 +472,13 @@ def score_cmd(
       kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
       kit guard score pairs.csv --engine ray --ray-address HEAD:6379 --out scores.csv
     """
-    from kit.guard.pairtable import read_pair_table, score_pairs, table_format, write_pair_table
+    from kit.guard.pairtable import (
+        read_pair_table,
+        score_pairs,
+        table_format,
+        with_score_status,
+        write_pair_table,
+    )
     from kit.guard.score_store import open_scorer
     from kit.guard.verifier import load_verifier
     from kit.parallel import Engine
@@ -492,11 +498,12 @@ def score_cmd(
     v = load_verifier(verifier, variant, device, batch_size, progress=True)
     stored = open_scorer(v, score_store_root(cache_dir, no_cache), device, spec)
     with stored:  # Ray (--engine ray) starts at the first miss and stops here
-        scored = score_pairs(stored, frame)
+        scored = with_score_status(score_pairs(stored, frame))
     stored.flush()
     scored = validate_frame(scored.reset_index(drop=True), "guard_pair_scores", str(out))
     write_pair_table(scored, out)
-    for line in _auc_lines(scored):
+    refused = int((scored["score_status"] == "refused").sum())
+    for line in _auc_lines(scored[scored["score_status"] == "scored"]):
         click.echo(f"  {line}")
     probs = [c for c in scored.columns if c.startswith("p_")]
     extra = f" with {', '.join(probs)}" if probs else ""
@@ -504,6 +511,11 @@ def score_cmd(
         f"scored {len(scored)} pairs with {v.card.name} ({variant}){extra}; score store "
         f"{stored.hits} hit(s), {stored.misses} scored -> {out}"
     )
+    if refused:
+        click.echo(
+            f"  {refused} of {len(scored)} pair(s) without a score: the instrument refused them "
+            "(score_status refused, score empty -- never a number; readers leave them out)"
+        )
     usage = getattr(v, "usage_line", None)  # an instrument behind an endpoint says what it asked
     if usage is not None:
         click.echo(f"  {usage()}")
@@ -676,9 +688,16 @@ def evaluate_cmd(
 
     extra = parse_label_map(label_map)
     frame = read_scores_table(scores)
+    if frame.attrs["n_missing"]:
+        click.echo(
+            f"left out {frame.attrs['n_missing']} pair(s) without a score (score_status "
+            "refused: the instrument gave none)"
+        )
+    if frame.empty:
+        raise InputError(
+            "no_scores", "every pair lacks a score (refused)", where=Location(str(scores))
+        )
     if "label" not in frame.columns:
-        from kit.errors import InputError, Location
-
         raise InputError(
             "missing_column",
             "no 'label' column: evaluation needs gold labels",
@@ -833,22 +852,34 @@ def panel_cmd(
     rng = np.random.default_rng(seed)
     keep = ["pair_id", *[c for c in ("label", "group") if c in frame.columns]]
     scores_table = frame[keep].reset_index(drop=True).copy()
-    passed, per_verifier = [], []
+    passed, per_verifier, scored = [], [], []
     for name, spec, tau in zip(names, verifiers, tau_list, strict=True):
         v = load_verifier(spec, variant, device, batch_size, progress=True)
         s = np.asarray(v.score(frame["claim"].tolist(), frame["passage"].tolist()), dtype=float)
         scores_table[f"score_{name}"] = s
-        scores_table[f"flag_{name}"] = s <= tau
-        passed.append(s > tau)
-        if classes is not None:
-            rows = evaluate_scores(s, classes, tau, rng, groups=groups, n_boot=n_boot)
-        else:
-            rows = [flag_rate(s, tau, rng, groups=groups, n_boot=n_boot)]
-        per_verifier += [{"verifier": name, **r.to_dict()} for r in rows]
+        scores_table[f"flag_{name}"] = ~(s > tau)  # no score (refused): flagged, to review
+        scored.append(s)
         click.echo(
-            f"  {name}: {v.card.name} ({v.card.kind}, sha256 {v.card.onnx_sha256[:12]}), tau={tau:g}"
+            f"  {name}: {v.card.name} ({v.card.kind}, sha256 {v.card.identity_sha256[:12]}), tau={tau:g}"
         )
-    agree = panel_agreement(names, np.vstack(passed), rng, groups=groups, n_boot=n_boot)
+    # a pair any member gave no score (its endpoint refused) is compared by no one
+    ok = np.isfinite(np.vstack(scored)).all(axis=0)
+    if not ok.all():
+        click.echo(
+            f"  left out {int((~ok).sum())} pair(s) some member gave no score (refused by its "
+            "endpoint): every statistic is over the pairs all members scored"
+        )
+        if not ok.any():
+            raise InputError("no_scores", "no pair was scored by every panel member")
+    g_ok = None if groups is None else groups[ok]
+    for name, s, tau in zip(names, scored, tau_list, strict=True):
+        passed.append(s[ok] > tau)
+        if classes is not None:
+            rows = evaluate_scores(s[ok], classes[ok], tau, rng, groups=g_ok, n_boot=n_boot)
+        else:
+            rows = [flag_rate(s[ok], tau, rng, groups=g_ok, n_boot=n_boot)]
+        per_verifier += [{"verifier": name, **r.to_dict()} for r in rows]
+    agree = panel_agreement(names, np.vstack(passed), rng, groups=g_ok, n_boot=n_boot)
     agreement = validate_frame(
         pd.DataFrame([a.to_dict() for a in agree]),
         "guard_pair_agreement",
@@ -891,3 +922,7 @@ guard.add_command(compare_cmd)
 from kit.commands.guard_card import card_cmd  # noqa: E402  (issue 19)
 
 guard.add_command(card_cmd)
+
+from kit.commands.guard_validate import validate_cmd  # noqa: E402  (issue 40 part 3)
+
+guard.add_command(validate_cmd)

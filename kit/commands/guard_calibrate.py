@@ -101,7 +101,7 @@ def calibrate_cmd(
     and the flag threshold is the largest, so the catch of every type is >= 1 - alpha.
 
     Refuses (exit 2) before scoring when the sample has too few unsupported pairs for alpha and
-    says how many are needed. The artifact holds the verifier's name and ONNX sha256, the
+    says how many are needed. The artifact holds the verifier's name and sha256 (ONNX, or an LLM card's instrument), the
     sample's sha256, n, the scores, negative types, alpha, tau, k, per-type taus, the false-flag
     rate on the supported pairs (Wilson CI) and a seal (sha256 over the rest).
 
@@ -114,7 +114,7 @@ def calibrate_cmd(
     from kit.guard.calibration import build_artifact
     from kit.guard.conformal import min_calibration_size
     from kit.guard.pairtable import parse_label_map
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifier import card_identity, load_verifier
     from kit.hashing import file_sha256
     from kit.schema import validate_json
 
@@ -133,12 +133,29 @@ def calibrate_cmd(
     v = load_verifier(verifier, variant, device, batch_size, progress=True)
     card = v.card.to_dict()
     check_disjoint(card, frame, labelled)
-    scores = v.score(frame["claim"].tolist(), frame["passage"].tolist())
+    scores = np.asarray(v.score(frame["claim"].tolist(), frame["passage"].tolist()), dtype=float)
+    missing = np.isnan(scores)
+    if missing.any():  # refused by the instrument: no score, never a number
+        click.echo(
+            f"left out {int(missing.sum())} labelled pair(s) the verifier gave no score (refused "
+            "by its endpoint); the catch guarantee covers citations it scores -- a refused "
+            "citation has no score to flag and goes to review",
+            err=True,
+        )
+        frame, scores = frame[~missing], scores[~missing]
+        types = None if types is None else np.asarray(types)[~missing]
+        n_left = int((frame["label"] != "entailment").sum())
+        if n_left < need:
+            raise ConfigError(
+                "too_little_calibration",
+                f"{labelled}: {n_left} labelled unsupported pair(s) have a score; alpha="
+                f"{alpha:g} needs at least {need}",
+            )
     art = build_artifact(
         name=name or labelled.name,
         sample_sha256=file_sha256(labelled),
         labels=frame["label"].tolist(),
-        scores=np.asarray(scores, dtype=float),
+        scores=scores,
         alpha=alpha,
         verifier=card,
         types=None if types is None else list(types),
@@ -149,11 +166,12 @@ def calibrate_cmd(
     validate_json(art, "guard_calibration_artifact", str(out))
     atomic.write_text(out, json.dumps(art, indent=2, sort_keys=True) + "\n")
     s = art["sample"]
+    id_field, id_sha = card_identity(card)
     click.echo(
         f"calibrated on {art['name']} (sha256 {s['sha256'][:12]}, {s['n']} pairs: "
         f"{s['n_unsupported']} unsupported, {s['n_supported']} supported; negative types: "
-        f"{', '.join(s['negative_types'])}) with {card['name']} (onnx sha256 "
-        f"{card['onnx_sha256'][:12]})"
+        f"{', '.join(s['negative_types'])}) with {card['name']} ({id_field.replace('_', ' ')} "
+        f"{id_sha[:12]})"
     )
     target = f"{100 * (1 - alpha):.4g}%"
     click.echo(

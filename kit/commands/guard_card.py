@@ -68,8 +68,10 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
     kappa, the bi-encoder on the same pairs) and, for a kit-trained card, the
     leave-one-source-out cards of its recipe (--verifier-loso): the same training without one
     biomedical source, scored on all of it, paired with the bi-encoder. Nothing is re-scored:
-    these are the figures the cards recorded when they were trained. --format csv, markdown,
-    latex or json prints the full tables (json: one object with the card's summary).
+    these are the figures the cards recorded when they were trained, and -- for a card written
+    by `kit guard validate` -- its validation on a human-labelled sample (agreement with the
+    base rates beside it, self-consistency, cost; json: `human_validation`). --format csv,
+    markdown, latex or json prints the full tables (json: one object with the card's summary).
 
     \b
     Example:
@@ -97,6 +99,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
             k: None if t is None else json.loads(t.to_json(orient="records"))
             for k, t in tables.items()
         }
+        out["human_validation"] = card.get("validation")  # kit guard validate's block
         click.echo(json.dumps({"card": summary, **out}, indent=2))
         return
     if fmt == "table":
@@ -114,6 +117,10 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
     ]
     if chunks:
         click.echo(("\n" if fmt == "table" else "") + "\n".join(chunks), nl=False)
+    if "validation" in card:  # kit guard validate: against a human-labelled sample
+        from kit.guard.validate_card import validation_lines
+
+        click.echo("\n".join(validation_lines(card["validation"])))
     if validation is None and "adaptation" in extra:
         click.echo(
             "an adapted card: its validation is the cross-validated AUC on its adaptation "
@@ -122,7 +129,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
             "guard evaluate`)",
             err=True,
         )
-    elif validation is None:
+    elif validation is None and "validation" not in card:
         click.echo(
             "this card carries no validation by the kit (a bi-encoder built from published "
             "weights, or an imported model): score held-out pairs of yours with `kit guard "

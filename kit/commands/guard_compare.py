@@ -86,14 +86,22 @@ def compare_cmd(
     if name_a == name_b:
         name_a, name_b = f"{name_a} (A)", f"{name_b} (B)"
     extra = parse_label_map(label_map)
-    frame_a = read_scores_table(scores_a)
+    frame_a = read_scores_table(scores_a, keep_missing=True)
     if "label" not in frame_a.columns:
         raise InputError(
             "missing_column",
             "no 'label' column: a comparison needs gold labels",
             where=Location(str(scores_a), column="label"),
         )
-    frame_b = _aligned(frame_a, read_scores_table(scores_b), scores_a, scores_b)
+    frame_b = _aligned(frame_a, read_scores_table(scores_b, keep_missing=True), scores_a, scores_b)
+    both = (frame_a["score"].notna() & frame_b["score"].notna()).to_numpy()
+    if not both.all():  # a pair either verifier gave no score (refused) is compared by neither
+        click.echo(
+            f"left out {int((~both).sum())} pair(s) without a score in A or B (score_status "
+            "refused: the instrument gave none)"
+        )
+        frame_a = frame_a[both]
+        frame_b = frame_b[both].reset_index(drop=True)
     classes = normalise_labels(frame_a["label"], extra).to_numpy(dtype=object)
     if "label" in frame_b.columns:
         labels_b = normalise_labels(frame_b["label"], extra).to_numpy(dtype=object)

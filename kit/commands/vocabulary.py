@@ -158,7 +158,9 @@ VOCABULARY: dict[str, Term] = {
     # -- options of one command ------------------------------------------------------------
     "gold": Term(
         "--gold",
-        "Gold labels of a uniform random subset of the judged items (kit anchor, kit audit).",
+        "Gold (human) labels: of a uniform random subset of the judged items (kit anchor, kit "
+        "audit), or the labelled sample an instrument is validated on (guard validate, grade "
+        "validate-judge).",
     ),
     "half_width": Term(
         "--half-width", "Target interval half-width of the gold sample size planner (kit anchor)."

@@ -265,7 +265,9 @@ def score_support(
     there is one, else the corpus score; without either, ``evidence`` is ``no_passage`` when
     the agent read records about a found or unchecked citation that held no passage (a title
     only), else ``none``, and l2 is empty. All pairs go to ``scorer`` in one call, corpus pairs first (a run without tool
-    evidence scores exactly the pairs it always did)."""
+    evidence scores exactly the pairs it always did). When the scorer gives no score (NaN: an
+    LLM endpoint refused the question) for the evidence that decides, ``support_score`` is empty
+    and l2 is ``refused``: counted apart, never a number."""
     out = audited.copy()
     n = len(out)
     read = [None] * n if agent_read is None else list(agent_read)
@@ -292,11 +294,20 @@ def score_support(
                 slots.append((i, "tool"))
     tool = np.full(n, np.nan)
     corpus = np.full(n, np.nan)
+    asked = {"tool": np.zeros(n, bool), "corpus": np.zeros(n, bool)}
     if slots:
         s = np.asarray(scorer.score(claims, passages), dtype=float)  # type: ignore[union-attr]
         for (i, kind), v in zip(slots, s, strict=True):
             (tool if kind == "tool" else corpus)[i] = float(v)
-    has_tool, has_corpus = ~np.isnan(tool), ~np.isnan(corpus)
+            asked[kind][i] = True
+    # the instrument gave no score for the evidence that decides L2 (an LLM endpoint refused
+    # the question): that evidence still decides, its score is missing and l2 is 'refused' --
+    # never a number, never another evidence's score in its place
+    refused = (asked["tool"] & np.isnan(tool)) | (
+        ~asked["tool"] & asked["corpus"] & np.isnan(corpus)
+    )
+    has_tool = ~np.isnan(tool) | (asked["tool"] & refused)
+    has_corpus = ~np.isnan(corpus) | (asked["corpus"] & refused)
     bare = np.array(
         [r is not None and not r.text and l1[i] in L2_SCORED for i, r in enumerate(read)], bool
     )
@@ -315,7 +326,10 @@ def score_support(
     out["corpus_score"] = corpus
     support = np.where(has_tool, tool, corpus)
     out["support_score"] = support
-    out["l2"] = ["" if np.isnan(v) else rule.label(float(v)) for v in support]
+    out["l2"] = [
+        "refused" if r else "" if np.isnan(v) else rule.label(float(v))
+        for v, r in zip(support, refused, strict=True)
+    ]
     return out
 
 

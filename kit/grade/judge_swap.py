@@ -27,17 +27,17 @@ positive = moved down).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from kit.errors import ConfigError, InputError, Location, check_param
+from kit.errors import InputError, Location, check_param
 from kit.grade.checklist import Checklist, score_verdicts
-from kit.stats.agreement import cohens_kappa, gwet_ac1, specific_agreement
-from kit.stats.bootstrap import bootstrap_ci, cluster_bootstrap_ci
+from kit.stats.agreement import agreement_row
+from kit.stats.bootstrap import bootstrap_ci
 
 LEVELS = ("criterion_met", "criterion_credit", "solved")
 ANSWER = ["model", "task_id"]
@@ -66,74 +66,6 @@ def judge_name(verdicts: pd.DataFrame, which: str) -> str:
             where=Location(which, column="judge"),
         )
     return names[0]
-
-
-def _psa(x: np.ndarray, y: np.ndarray) -> float:
-    return specific_agreement(x, y)[0]
-
-
-def _nsa(x: np.ndarray, y: np.ndarray) -> float:
-    return specific_agreement(x, y)[1]
-
-
-STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-    "kappa": cohens_kappa,
-    "ac1": gwet_ac1,
-    "positive_specific": _psa,
-    "negative_specific": _nsa,
-}
-
-
-def _safe(stat: Callable[[np.ndarray, np.ndarray], float], x: np.ndarray, y: np.ndarray) -> float:
-    """The statistic, NaN where its formula divides by zero (a constant rater, AC1's p_e = 1)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        try:
-            return float(stat(x, y))
-        except ZeroDivisionError:
-            return float("nan")
-
-
-def agreement_row(
-    level: str,
-    x: np.ndarray,
-    y: np.ndarray,
-    clusters: np.ndarray | None,
-    rng: np.random.Generator,
-    n_boot: int,
-    level_ci: float,
-) -> dict[str, object]:
-    """One agreement row: base rates, observed agreement and each statistic with its CI."""
-    x, y = np.asarray(x, dtype=bool), np.asarray(y, dtype=bool)
-    row: dict[str, object] = {
-        "level": level,
-        "n": int(x.size),
-        "n_clusters": int(x.size if clusters is None else np.unique(clusters).size),
-        "rate_a": float(x.mean()),
-        "rate_b": float(y.mean()),
-        "observed": float(np.mean(x == y)),
-    }
-    notes = []
-    for name, stat in STATISTICS.items():
-        est = _safe(stat, x, y)
-        lo = hi = float("nan")
-        if np.isnan(est):
-            notes.append(f"{name} undefined")
-        else:
-            safe = lambda p, q, s=stat: _safe(s, p, q)  # noqa: E731
-            try:
-                if clusters is None:
-                    ci = bootstrap_ci((x, y), safe, rng, n_boot, level_ci)
-                else:
-                    ci = cluster_bootstrap_ci((x, y), clusters, safe, rng, n_boot, level_ci)
-                lo, hi = ci.lo, ci.hi
-                if ci.n_undefined:
-                    notes.append(f"{name}: {ci.n_undefined} of {n_boot} resamples undefined")
-            except ConfigError:
-                notes.append(f"{name} CI undefined")
-        row[name], row[f"{name}_lo"], row[f"{name}_hi"] = est, lo, hi
-    row["ci_method"] = "bootstrap" if clusters is None else "cluster-bootstrap (answers)"
-    row["note"] = "; ".join(notes)
-    return row
 
 
 def _rate_difference(a: np.ndarray, b: np.ndarray) -> float:

@@ -323,6 +323,14 @@ class LlmJudge:
             evidence = float(probs[LABELS.index(verdict)])
         return Verdict(verdict, evidence, self.store.note(key) or "")
 
+    def usage(self) -> dict[str, int]:
+        """Questions asked and the endpoint client's counts (requests, retries, tokens from the
+        API's usage field: :meth:`kit.guard.llm_client.ChatClient.usage`)."""
+        from kit.guard.llm_client import no_usage
+
+        base = self._client.usage() if self._client is not None else no_usage()
+        return {"questions": self.asked, **base}
+
     def usage_line(self) -> str:
         retried = 0 if self._client is None else self._client.retried
         return (

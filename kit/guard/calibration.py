@@ -40,6 +40,7 @@ import numpy as np
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location, check_param
 from kit.guard.conformal import Threshold
+from kit.guard.verifier import card_identity, identity_entry
 from kit.registry.fetch import DEFAULT_DEST, raw_path
 from kit.schema import read_table
 from kit.stats.wilson import wilson_ci
@@ -60,7 +61,7 @@ class CalibrationSet:
     sample_sha256: str | None = None  # sha256 of the labelled sample file (artifact)
     negative_types: np.ndarray | None = None  # one type per unsupported score (artifact)
     by_type: bool = False  # Mondrian calibration per negative type (artifact)
-    verifier: dict[str, str] | None = None  # {name, onnx_sha256} the scores came from
+    verifier: dict[str, str] | None = None  # {name, onnx_sha256 | instrument_sha256}
     seal: str | None = None
     alpha: float | None = None  # the alpha the artifact was calibrated at
 
@@ -271,7 +272,7 @@ def build_artifact(
         },
         "verifier": {
             "name": str(verifier["name"]),
-            "onnx_sha256": str(verifier["onnx_sha256"]),
+            **identity_entry(verifier),  # onnx_sha256 (ONNX) or instrument_sha256 (LLM card)
             "scoring_rule": str(verifier.get("scoring_rule", "")),
         },
         "alpha": float(alpha),
@@ -322,28 +323,33 @@ def _from_artifact(obj: dict[str, Any], path: Path) -> CalibrationSet:
         sample_sha256=str(obj["sample"]["sha256"]),
         negative_types=types,
         by_type=obj["rule"] == "mondrian",
-        verifier={k: str(obj["verifier"][k]) for k in ("name", "onnx_sha256")},
+        verifier={k: str(v) for k, v in obj["verifier"].items() if k != "scoring_rule"},
         seal=str(obj["seal"]),
         alpha=float(obj["alpha"]),
     )
 
 
 def check_verifier(cal: CalibrationSet, card: Mapping[str, Any]) -> bool | None:
-    """True when the calibration names this verifier's ONNX sha256; None when it names none.
+    """True when the calibration names this verifier's identity (its ONNX sha256, or an LLM
+    card's instrument sha256: :func:`kit.guard.verifier.card_identity`); None when it names
+    none.
 
     A calibration artifact made with another verifier is refused (ConfigError): its scores, and
     so its tau, mean nothing for this verifier.
     """
     if cal.verifier is None:
         return None
-    if cal.verifier["onnx_sha256"] != card["onnx_sha256"]:
+    field, sha = card_identity(card)
+    made = {k: v for k, v in cal.verifier.items() if k != "name"}
+    if made.get(field) != sha:
+        (made_field, made_sha), *_ = made.items() or [("identity", "")]
         raise ConfigError(
             "calibration_verifier_mismatch",
-            f"calibration {cal.source} was made with verifier {cal.verifier['name']!r} (onnx "
-            f"sha256 {cal.verifier['onnx_sha256'][:16]}...) but this run uses "
-            f"{card['name']!r} (onnx sha256 {str(card['onnx_sha256'])[:16]}...); pass the "
-            "verifier the calibration was made with, or recalibrate with `kit guard calibrate "
-            "LABELLED --verifier CARD`",
+            f"calibration {cal.source} was made with verifier {cal.verifier['name']!r} "
+            f"({made_field.replace('_', ' ')} {made_sha[:16]}...) but this run uses "
+            f"{card['name']!r} ({field.replace('_', ' ')} {sha[:16]}...); pass the verifier the "
+            "calibration was made with, or recalibrate with `kit guard calibrate LABELLED "
+            "--verifier CARD`",
         )
     return True
 

@@ -6,17 +6,27 @@ tokens, top log-probabilities), the answer set {yes, no} and the answer rule
 (:mod:`kit.guard.llm_prompt`), and the window rule. Never a key: the card names the
 environment variable the key is read from (``api_key_env``). ``instrument_sha256`` is the
 sha256 of the canonical JSON of those pinned fields (:func:`instrument_sha256`); it is this
-verifier's identity wherever the kit keys on a verifier's sha256 -- the in-memory
-:class:`kit.guard.verifier.ModelCard` carries it in ``onnx_sha256`` (calibration artifacts,
-summaries and the score store compare that field), and its ``onnx_file`` is empty.
+verifier's identity wherever the kit keys on a verifier's sha256. The in-memory
+:class:`kit.guard.verifier.ModelCard` has no ONNX file: its ``onnx_file`` and ``onnx_sha256``
+are empty, and ``identity_sha256`` / ``identity_field`` give ``instrument_sha256`` -- the field
+the score store, calibration artifacts and summaries key on and name
+(:func:`kit.guard.verifier.card_identity`).
 
 Scores: s(c, p) = max over the passage's windows (the card's window rule) of the model's
 answer score for (c, window). Every (claim, window) score goes through the shared score store
 (:mod:`kit.guard.score_store`, partition = instrument sha256), flushed after each chunk of
-calls, so a second run -- of any command -- asks the model nothing. A call that fails or is
-refused is never a number: the pair has no score and the command stops with
-:class:`ScoringFailed` (exit 2) naming how many failed and why, after the answered ones are
-stored (a rerun asks only the failed ones).
+calls, so a second run -- of any command -- asks the model nothing. A question is never made
+a number when it has no answer:
+
+* *refused* (the endpoint answers it deterministically with no score: HTTP 400 / 413 / 422, a
+  content filter, a reply that is no yes / no; :mod:`kit.guard.llm_client`): its window has no
+  score, and so neither has its pair -- ``score`` returns NaN for it, counted in
+  :attr:`LlmVerifier.refusals` and shown by the commands as a missing score (``score_status``
+  ``refused``), never a number. Refusals are not written to the store (it holds numbers), so a
+  rerun asks them again;
+* *failed* (transport errors, HTTP 429 / 5xx after the retries, any other status): the command
+  stops with :class:`ScoringFailed` (exit 2) naming how many failed and why, after the answered
+  ones are stored (a rerun asks only the failed ones).
 """
 
 from __future__ import annotations
@@ -212,6 +222,8 @@ def check_pinned_card(
             f"field was edited; import the {what} again)",
         )
     check(card["prompt_template"])
+    if "validation" in card:  # written by kit guard validate / kit grade validate-judge
+        validate_json(card["validation"], "instrument_validation", where)
     return card
 
 
@@ -300,7 +312,7 @@ class LlmVerifier:
             name=card["name"],
             kind=KIND,
             onnx_file="",
-            onnx_sha256=card["instrument_sha256"],
+            onnx_sha256="",  # no ONNX file: the identity is instrument_sha256 (extra)
             tokenizer=f"the endpoint's own ({card['model']})",
             tokenizer_sha256="",
             max_length=int(card["decoding"]["max_tokens"]),
@@ -319,10 +331,11 @@ class LlmVerifier:
         self.bind_store(store_root)
         self.asked = 0  # prompts sent to the model by this object (store misses)
         self.failures: Counter[str] = Counter()
+        self.refusals: Counter[str] = Counter()  # (claim, window) questions refused, by reason
 
     def bind_store(self, root: Path | None) -> None:
         """Read and write (claim, window) scores under ``root`` (None: memory only)."""
-        self.store = ScoreStore(root, self.card.onnx_sha256, dict(WINDOW_MODE))
+        self.store = ScoreStore(root, self.card.identity_sha256, dict(WINDOW_MODE))
 
     def client(self) -> ChatClient:
         """The endpoint's client, probed once at the first store miss (a warm store never
@@ -338,7 +351,8 @@ class LlmVerifier:
         return self._client
 
     def _answers(self, claims: Sequence[str], windows: Sequence[str]) -> np.ndarray:
-        """One score per (claim, window); NaN where the call failed or was refused."""
+        """One score per (claim, window); NaN where the endpoint refused the question;
+        :class:`ScoringFailed` when any question failed (module doc)."""
         keys = [pair_key(c, w) for c, w in zip(claims, windows, strict=True)]
         todo = sorted(
             {
@@ -348,6 +362,7 @@ class LlmVerifier:
             }.items()
         )
         failed: dict[bytes, str] = {}
+        refused: dict[bytes, str] = {}
         for start in range(0, len(todo), CHUNK):
             chunk = todo[start : start + CHUNK]
             answers: list[Answer] = self.client().ask_all(
@@ -355,12 +370,16 @@ class LlmVerifier:
             )
             self.asked += len(chunk)
             for (k, _), a in zip(chunk, answers, strict=True):
-                if a.score is None:
-                    failed[k] = a.failure or "failed"
-                else:
+                if a.score is not None:
                     self.store.add(k, min(1.0, max(0.0, float(a.score))))
+                elif a.refused:
+                    refused[k] = a.failure or "refused"
+                    self.store.add(k, float("nan"))  # this process only: never written
+                else:
+                    failed[k] = a.failure or "failed"
             self.store.flush()
         self.failures.update(failed.values())
+        self.refusals.update(refused.values())
         out = np.full(len(keys), np.nan)
         for i, k in enumerate(keys):
             e = self.store.get(k)
@@ -378,23 +397,39 @@ class LlmVerifier:
         return out
 
     def usage_line(self) -> str:
-        """What this object asked the endpoint: questions, retried requests, failures."""
+        """What this object asked the endpoint: questions, retried requests, failures and
+        refusals."""
         retried = 0 if self._client is None else self._client.retried
         failed = sum(self.failures.values())
-        return (
+        refused = sum(self.refusals.values())
+        line = (
             f"{self.spec['model']} at {self.spec['base_url']}: {self.asked} (claim, window) "
             f"question(s) asked, {retried} request(s) retried, {failed} without a score"
         )
+        if refused:
+            reasons = ", ".join(f"{n} {r}" for r, n in sorted(self.refusals.items()))
+            line += f", {refused} refused ({reasons}: missing scores, never a number)"
+        return line
+
+    def usage(self) -> dict[str, int]:
+        """The endpoint client's counts (:meth:`kit.guard.llm_client.ChatClient.usage`) and the
+        questions asked; all 0 when nothing was asked (a warm store)."""
+        from kit.guard.llm_client import no_usage
+
+        base = self._client.usage() if self._client is not None else no_usage()
+        return {"questions": self.asked, **base}
 
     def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
         """s per pair = max over the passage's windows (an empty passage: 0, as for every
-        verifier)."""
+        verifier); NaN for a pair any of whose windows the endpoint refused (its max is not
+        known)."""
         from kit.guard.verifier import flatten_windows
 
         flat_c, flat_w, owner = flatten_windows(claims, passages, self.window)
         out = np.zeros(len(claims), dtype=float)
         if flat_c:
-            np.maximum.at(out, np.asarray(owner), self._answers(flat_c, flat_w))
+            with np.errstate(invalid="ignore"):  # a refused window's NaN makes its pair NaN
+                np.maximum.at(out, np.asarray(owner), self._answers(flat_c, flat_w))
         return out
 
     def window_scores(self, claim: str, passage: str) -> tuple[list[str], np.ndarray]:

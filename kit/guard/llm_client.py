@@ -11,8 +11,18 @@ Ollama, a hosted API.
 * Timeouts per request; retries with exponential backoff on a transport error, HTTP 429 or
   5xx, on a fixed schedule (:func:`backoff_schedule`; no jitter, so a run's timing is
   reproducible). Any other HTTP status fails at once.
-* A call that fails (after its retries) or is refused (no yes / no answer) gives a
-  :class:`Answer` with ``score=None`` and a ``failure`` reason: counted, never a number.
+* A call that fails (after its retries) or is refused gives a :class:`Answer` with
+  ``score=None`` and a ``failure`` reason: counted, never a number. *Refused* (``refused=True``)
+  is an answer the endpoint gives deterministically for this prompt -- HTTP 400, 413 or 422
+  (:data:`REFUSAL_STATUSES`: a request it will not take, e.g. a content filter or a prompt over
+  its context), a reply cut by ``finish_reason: content_filter``, or a reply that is no answer
+  (no yes / no); asking again would give the same, so the callers carry it as a missing score.
+  Anything else that fails -- a transport error, 429 or 5xx after the retries, another HTTP
+  status (401, 404: a wrong key or model) -- is a failure the callers stop on.
+* Usage: every successful response's ``usage`` field (``prompt_tokens``,
+  ``completion_tokens``, as the OpenAI protocol returns it) is summed per client
+  (:meth:`ChatClient.usage`); responses without one are counted, so missing token counts are
+  never reported as 0.
 * :meth:`ChatClient.probe` asks ``GET {base_url}/models`` once: an endpoint that cannot be
   reached, or that refuses the key, is a ConfigError (exit 2) before anything is written.
 """
@@ -31,6 +41,7 @@ from kit.errors import ConfigError
 from kit.guard.llm_prompt import first_answer_position, yes_probability, yes_share
 
 T = TypeVar("T")
+REFUSAL_STATUSES = (400, 413, 422)  # the endpoint will not take this request: not worth a retry
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,22 @@ class Answer:
     score: float | None
     failure: str | None = None
     attempts: int = 1
+    refused: bool = False  # deterministic for this prompt (module doc): a missing score
+
+
+USAGE_KEYS = (
+    "requests",
+    "retried",
+    "answered",
+    "prompt_tokens",
+    "completion_tokens",
+    "without_usage",
+)
+
+
+def no_usage() -> dict[str, int]:
+    """The usage of a client that sent nothing (every count 0)."""
+    return dict.fromkeys(USAGE_KEYS, 0)
 
 
 def backoff_schedule(retries: int, base_s: float) -> tuple[float, ...]:
@@ -80,10 +107,11 @@ def backoff_schedule(retries: int, base_s: float) -> tuple[float, ...]:
 class CallFailed(Exception):
     """One HTTP exchange that gave no usable answer; ``retry`` says whether to try again."""
 
-    def __init__(self, reason: str, retry: bool) -> None:
+    def __init__(self, reason: str, retry: bool, refused: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry = retry
+        self.refused = refused
 
 
 class ChatClient:
@@ -110,6 +138,10 @@ class ChatClient:
         self.http = httpx.Client(headers=headers, timeout=settings.timeout_s, trust_env=False)
         self.requests_sent = 0
         self.retried = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.answered = 0  # responses with a choice (status 200)
+        self.without_usage = 0  # of those, how many carried no usage field
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -155,6 +187,8 @@ class ChatClient:
             raise CallFailed(f"connection ({type(exc).__name__})", retry=True) from None
         if r.status_code == 429 or r.status_code >= 500:
             raise CallFailed(f"http {r.status_code}", retry=True)
+        if r.status_code in REFUSAL_STATUSES:
+            raise CallFailed(f"refused (http {r.status_code})", retry=False, refused=True)
         if r.status_code != 200:
             raise CallFailed(f"http {r.status_code}", retry=False)
         try:
@@ -164,7 +198,40 @@ class ChatClient:
             raise CallFailed("bad response (no choices)", retry=False) from None
         if not isinstance(choice, dict):
             raise CallFailed("bad response (no choices)", retry=False)
+        self._count_usage(data.get("usage") if isinstance(data, dict) else None)
+        if choice.get("finish_reason") == "content_filter":
+            raise CallFailed("refused (content filter)", retry=False, refused=True)
         return choice
+
+    def _count_usage(self, usage: object) -> None:
+        """Add one response's token counts (its ``usage`` field) to the client's totals."""
+        counts = None
+        if isinstance(usage, dict):
+            p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
+            if isinstance(p, int) and isinstance(c, int) and p >= 0 and c >= 0:
+                counts = (p, c)
+        with self._lock:
+            self.answered += 1
+            if counts is None:
+                self.without_usage += 1
+            else:
+                self.prompt_tokens += counts[0]
+                self.completion_tokens += counts[1]
+
+    def usage(self) -> dict[str, int]:
+        """What this client has cost so far: requests sent (retries included), requests
+        retried, responses answered, prompt and completion tokens summed over the responses
+        that reported them, and how many responses reported none."""
+        with self._lock:
+            values = (
+                self.requests_sent,
+                self.retried,
+                self.answered,
+                self.prompt_tokens,
+                self.completion_tokens,
+                self.without_usage,
+            )
+        return dict(zip(USAGE_KEYS, values, strict=True))
 
     def _with_retries(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
         waits = backoff_schedule(self.settings.retries, self.settings.backoff_s)
@@ -206,7 +273,9 @@ class ChatClient:
                     return Answer(None, "no log-probabilities returned", attempts)
                 s = yes_probability(entry.get("top_logprobs") or [])
                 if s is None:
-                    return Answer(None, "refused (no yes / no among the top tokens)", attempts)
+                    return Answer(
+                        None, "refused (no yes / no among the top tokens)", attempts, True
+                    )
                 return Answer(s, None, attempts)
             texts, attempts = [], 0
             for seed in range(self.request.samples):
@@ -219,10 +288,10 @@ class ChatClient:
                 texts.append(str((choice.get("message") or {}).get("content") or ""))
             s = yes_share(texts)
             if s is None:
-                return Answer(None, "refused (no sampled answer was yes or no)", attempts)
+                return Answer(None, "refused (no sampled answer was yes or no)", attempts, True)
             return Answer(s, None, attempts)
         except CallFailed as exc:
-            return Answer(None, exc.reason, getattr(exc, "attempts", 1))
+            return Answer(None, exc.reason, getattr(exc, "attempts", 1), exc.refused)
 
     def reply(self, prompt: str) -> tuple[dict[str, Any], int]:
         """The raw choice of one temperature-0 request (with top log-probabilities under the

@@ -49,6 +49,10 @@ TEXT_COLUMNS = ("claim", "passage")
 KEY_COLUMNS = ("pair_id", "label", "group")
 FLOAT_FMT = "%.10g"
 MAX_LISTED = 20
+#: score_status of a scored pair table: ``scored``, or ``refused`` -- the instrument gave no score
+#: (an LLM endpoint refused the question deterministically, kit.guard.llm_client); the score is
+#: empty then, never a number, and every reader leaves the pair out and counts it.
+SCORE_STATUS = ("scored", "refused")
 
 
 def table_format(path: Path, what: str = "pair table") -> str:
@@ -184,10 +188,59 @@ def read_pair_table(path: str | Path) -> pd.DataFrame:
     return _finish(frame, PAIR_SCHEMA, str(path), row_base)
 
 
-def read_scores_table(path: str | Path) -> pd.DataFrame:
-    """Read and validate a scored pair table (schemas/guard_pair_scores.yaml; needs ``score``)."""
+def read_scores_table(path: str | Path, keep_missing: bool = False) -> pd.DataFrame:
+    """Read and validate a scored pair table (schemas/guard_pair_scores.yaml; needs ``score``).
+
+    Pairs without a score (``score_status`` refused, :data:`SCORE_STATUS`) are left out and
+    counted in ``attrs["n_missing"]`` (the frame keeps the file's row index, so errors still
+    name file rows), unless ``keep_missing``. A row whose score and status disagree (an empty
+    score marked scored, a number marked refused) is an InputError naming its row."""
     frame, row_base = read_any(path)
-    return _finish(frame, SCORES_SCHEMA, str(path), row_base)
+    out = _finish(frame, SCORES_SCHEMA, str(path), row_base)
+    missing = missing_scores(out, str(path), row_base)
+    out.attrs["n_missing"] = int(missing.sum())
+    if keep_missing or not missing.any():
+        return out
+    kept = out[~missing]
+    kept.attrs.update(out.attrs)
+    return kept
+
+
+def missing_scores(frame: pd.DataFrame, source: str, row_base: int) -> np.ndarray:
+    """Which rows of a scored table have no score (boolean, row-aligned); checks that
+    ``score_status`` (when present) agrees with the score being empty."""
+    empty = frame["score"].isna().to_numpy()
+    if "score_status" not in frame.columns:
+        if empty.any():
+            i = int(np.flatnonzero(empty)[0])
+            raise InputError(
+                "missing_score",
+                "an empty score without a score_status column saying why (refused)",
+                where=Location(source, int(frame.index[i]) + row_base, "score"),
+            )
+        return empty
+    refused = (frame["score_status"] == "refused").to_numpy()
+    bad = np.flatnonzero(empty != refused)
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(
+            "bad_score_status",
+            f"score_status {frame['score_status'].iloc[i]!r} with "
+            + ("an empty score" if empty[i] else f"score {frame['score'].iloc[i]!r}")
+            + f" ({bad.size} such row(s)): refused rows have no score, scored rows one",
+            where=Location(source, int(frame.index[i]) + row_base, "score_status"),
+        )
+    return empty
+
+
+def with_score_status(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (from :func:`score_pairs`) with ``score_status`` right after ``score``:
+    ``scored``, or ``refused`` where the instrument gave no score (the score stays empty)."""
+    out = frame.drop(columns=[c for c in ("score_status",) if c in frame.columns])
+    status = np.where(out["score"].isna().to_numpy(), "refused", "scored")
+    out.insert(int(out.columns.get_loc("score")) + 1, "score_status", status)
+    out.attrs.update(frame.attrs)
+    return out
 
 
 def write_pair_table(frame: pd.DataFrame, path: str | Path) -> Path:

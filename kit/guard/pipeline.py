@@ -27,7 +27,7 @@ from kit import boundary
 from kit.errors import InputError, Location
 from kit.guard.citations import Citation, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank
-from kit.guard.verifier import Verifier
+from kit.guard.verifier import Verifier, identity_entry
 
 CITATION_COLUMNS = [
     "answer_id",
@@ -155,6 +155,8 @@ def guard_answers(
             r["reason"] = "missing_passage"
         elif not records[r["_a"]].passages[r["passage_id"]].strip():
             r["reason"] = "empty_passage"
+        elif np.isnan(r["score"]):  # the verifier's endpoint refused: no score, to review
+            r["reason"] = "refused"
         elif r["score"] > tau:
             r["flagged"], r["status"] = False, "supported"
         else:
@@ -220,7 +222,7 @@ def summarise(
     out: dict[str, Any] = {
         "verifier": {
             "name": card["name"],
-            "onnx_sha256": card["onnx_sha256"],
+            **identity_entry(card),  # onnx_sha256, or an LLM card's instrument_sha256
             "scoring_rule": card["scoring_rule"],
             "window_rule": card["window_rule"],
         },
@@ -233,9 +235,11 @@ def summarise(
         "n_citations": n,
         "status_counts": counts,
         "flag_rate": None,
+        "refused": int((frame["reason"] == "refused").sum()),
         "note": "tau is meaningful only when the calibration scores come from this verifier and "
         "scoring rule; the catch guarantee assumes deployment unsupported citations are "
-        "exchangeable with the calibration negatives",
+        "exchangeable with the calibration negatives; a citation the verifier's endpoint "
+        "refused (reason refused) has no score and is flagged for review",
     }
     if guarantee is not None:
         out["guarantee"] = guarantee

@@ -312,8 +312,13 @@ class ScoreStore:
         probs: Sequence[float] | None = None,
         note: str | None = None,
     ) -> None:
+        """Keep ``score`` for ``key`` (written at the next :meth:`flush`). A missing score (NaN:
+        an instrument refused the question, :mod:`kit.guard.llm_client`) is kept in memory for
+        this process only and never written: the store holds numbers, so a rerun asks again."""
         entry = (float(score), None if probs is None else tuple(float(p) for p in probs))
         self._load()[key] = entry
+        if not np.isfinite(entry[0]):
+            return
         self._pending[key] = entry
         if note is not None:
             self._notes[key] = note
@@ -555,7 +560,8 @@ class StoredScorer:
 def open_scorer(
     verifier: Any, root: Path | None, device: str = "cpu", engine: Any = None
 ) -> StoredScorer:
-    """``verifier`` wrapped by the store partition of its ONNX sha256 and scoring mode.
+    """``verifier`` wrapped by the store partition of its identity sha256 (an ONNX card's weights
+    sha256; an LLM card's instrument sha256) and scoring mode.
 
     ``engine`` (a :class:`kit.parallel.Engine`; None = local): where the store's misses are
     scored. With ``ray`` the extra and the verifier are checked here (exit 2 before any work);
@@ -573,7 +579,7 @@ def open_scorer(
         bind(None if root is None else Path(root))
     store = ScoreStore(
         None if root is None else Path(root),
-        verifier.card.onnx_sha256,
+        verifier.card.identity_sha256,  # an ONNX card's onnx_sha256, an LLM card's instrument
         scoring_mode(verifier, device),
     )
     return StoredScorer(verifier, store, engine=engine, device=device)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -72,6 +72,39 @@ class ModelCard:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def identity_field(self) -> str:
+        """The card field naming what this instrument is (:func:`card_identity`)."""
+        return card_identity(self.to_dict())[0]
+
+    @property
+    def identity_sha256(self) -> str:
+        """The sha256 this instrument is known by: the ONNX file's for an ONNX model, the
+        pinned fields' (``instrument_sha256``) for an LLM card. The score store, calibration
+        artifacts and summaries key on it."""
+        return card_identity(self.to_dict())[1]
+
+
+LLM_KINDS = ("llm", "llm-judge")  # cards pinned by model + endpoint + prompt, not weights
+
+
+def card_identity(card: Mapping[str, Any]) -> tuple[str, str]:
+    """(field, sha256) of a card dict's identity. An ONNX card (bi-encoder, cross-encoder) is
+    its weights: ``("onnx_sha256", ...)``. An LLM card has no ONNX file (its ``onnx_sha256``
+    is empty in the in-memory :class:`ModelCard`); it is the sha256 of its pinned fields:
+    ``("instrument_sha256", ...)``, read from the card or from ``extra``."""
+    if card.get("kind") in LLM_KINDS:
+        sha = card.get("instrument_sha256") or (card.get("extra") or {}).get("instrument_sha256")
+        return "instrument_sha256", str(sha or "")
+    return "onnx_sha256", str(card.get("onnx_sha256", ""))
+
+
+def identity_entry(card: Mapping[str, Any]) -> dict[str, str]:
+    """``{field: sha256}`` of :func:`card_identity`, for a summary's verifier block (an ONNX
+    card's block keeps its ``onnx_sha256`` key exactly as before)."""
+    field_name, sha = card_identity(card)
+    return {field_name: sha}
 
 
 def default_card(
@@ -601,6 +634,10 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
         raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
     if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.llm_card)
         return card
+    if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
+        from kit.schema import validate_json
+
+        validate_json(card["validation"], "instrument_validation", str(path))
     missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
     if missing:
         raise InputError(

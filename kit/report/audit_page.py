@@ -53,6 +53,12 @@ def _e(value: object) -> str:
     return text.replace("://", ":&#47;&#47;")
 
 
+def _identity(verifier: dict[str, Any]) -> str:
+    """'onnx sha256 0123...' or 'instrument sha256 0123...' (an LLM card): the first 16 hex."""
+    field = "instrument_sha256" if "instrument_sha256" in verifier else "onnx_sha256"
+    return f"{field.replace('_', ' ')} {_e(str(verifier.get(field, ''))[:16])}"
+
+
 def _num(value: object, digits: int = 3) -> str:
     if value is None:
         return "—"
@@ -130,7 +136,7 @@ def _depends(summary: Mapping[str, Any]) -> str:
     rule = summary["l2_rule"]
     return (
         "<p class=meta>These numbers depend on: verifier <b>"
-        f"{_e(v['name'])}</b> ({_e(v['variant'])}, onnx sha256 {_e(v['onnx_sha256'][:16])}…, "
+        f"{_e(v['name'])}</b> ({_e(v['variant'])}, {_identity(v)}…, "
         f"device {_e(v['device'])}); conformal rule flag iff s &le; tau with alpha = "
         f"{_num(c['alpha'], 3)}, tau = {_num(c['tau'], 4)} (k = {c['k']} of n_cal = "
         f"{c['n_cal']}); calibration <b>{_e(cal['source'])}</b> (sha256 "
@@ -200,12 +206,7 @@ def _guarantee(summary: Mapping[str, Any]) -> str:
         f"{_e(cal['name'])} ({_e(cal['kind'])}); sha256 {_e(cal['sha256'])}; n = "
         f"{cal['n_unsupported']} unsupported, {cal['n_supported']} supported; negative types: "
         f"{_e(types)}"
-        + (
-            f"; verifier {_e(verifier.get('name'))} (onnx sha256 "
-            f"{_e(str(verifier.get('onnx_sha256', ''))[:16])}…)"
-            if verifier
-            else ""
-        )
+        + (f"; verifier {_e(verifier.get('name'))} ({_identity(verifier)}…)" if verifier else "")
         + "</td></tr>"
         f"<tr><th>false-flag rate on supported citations</th><td id=false-flag-rate>{ff_text}"
         "</td></tr>"

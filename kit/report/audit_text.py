@@ -208,6 +208,13 @@ def verdict_sentences(summary: Mapping[str, Any], synthetic_board: bool = False)
     else:
         lead = f"Of {c['citations']:,} citations in {c['runs']:,} runs: "
         out.append(lead + ("; ".join(parts) if parts else "no citation could be audited") + ".")
+    refused = int((c.get("l2") or {}).get("refused", 0))
+    if refused:
+        out.append(
+            f"{refused:,} citation(s) have no support score: the verifier's endpoint refused the "
+            "question (l2 'refused', score empty -- never a number); left out of every rate and "
+            "flagged for review."
+        )
     status = c.get("status") or {}
     if status.get("error") or status.get("limit"):
         out.append(

@@ -49,3 +49,28 @@ def wilson_ci(k: int, n: int, level: float = 0.95) -> Proportion:
         hi=1.0 if k == n else min(1.0, centre + half),
         level=level,
     )
+
+
+def wilson_effective(k: int, n: int, design_effect: float = 1.0, level: float = 0.95) -> Proportion:
+    """Wilson interval of k / n for clustered trials: the Wilson formula with the effective
+    sample size n_eff = n / deff (Kish's design effect, e.g. citations clustered in answers;
+    Korn & Graubard 1998 use it for complex-survey proportions). The estimate is k / n;
+    ``design_effect`` 1 is :func:`wilson_ci`. Bounds are exactly 0 at k = 0 and 1 at k = n."""
+    check_param("n", n, int(n) == n and n >= 1, "an integer >= 1", "wilson_effective")
+    check_param("k", k, int(k) == k and 0 <= k <= n, f"an integer in [0, {n}]", "wilson_effective")
+    check_param("design_effect", design_effect, design_effect >= 1.0, ">= 1", "wilson_effective")
+    check_param("level", level, 0.0 < level < 1.0, "in (0, 1)", "wilson_effective")
+    z = float(norm.ppf(1.0 - (1.0 - level) / 2.0))
+    p = k / n
+    m = n / design_effect
+    denom = 1.0 + z * z / m
+    centre = (p + z * z / (2 * m)) / denom
+    half = z * math.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / denom
+    return Proportion(
+        k=int(k),
+        n=int(n),
+        estimate=p,
+        lo=0.0 if k == 0 else max(0.0, centre - half),
+        hi=1.0 if k == n else min(1.0, centre + half),
+        level=level,
+    )

@@ -50,6 +50,7 @@ rate anchored on gold: judge synthetic-judge, 95% intervals (alpha = 0.05)
   gold_only     0.1500  [0.0718, 0.2282]        80          gold labels
 
   ppi: PPI++ (power-tuned prediction-powered inference; lambda = 1 is PPI, 0 gold-only)
+  intervals: normal (CLT) interval, plug-in variance (items independent)
   assumption: the gold items are a uniform random subset of the judged items (each judged item equally likely to be gold-labelled, independently of its judge score and gold label)
   plan: +-0.05 needs about 144 gold items of 600 judged (projected +-0.0500, lambda 0.590; gold-only would need 196), from this pilot of 80
   wrote {out}

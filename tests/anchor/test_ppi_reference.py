@@ -199,15 +199,24 @@ def test_kit_anchor_equals_ppi_python(tmp_path: Path, case: int) -> None:
     assert res.exit_code == 0, res.output
     rows = {r["method"]: r for r in json.loads(out.read_text())["rows"]}
     want = _frozen()["cases"][str(seed)]
-    for method, key in (
-        ("ppi", "ppi_plus_plus"),
-        ("gold_only", "classical_gold"),
-        ("judge_only", "classical_judge"),
-    ):
+    pairs = [("ppi", "ppi_plus_plus"), ("gold_only", "classical_gold")]
+    if not binary:  # a judge scoring in [0, 1]: the CLT interval of its mean, as ppi-python's
+        pairs.append(("judge_only", "classical_judge"))
+    for method, key in pairs:
         got = rows[method]
         assert [got["estimate"], got["ci_low"], got["ci_high"]] == pytest.approx(
             want[key], abs=TOL
         ), method
+    if binary:  # a 0/1 judge's rate is a proportion: the kit's Wilson interval (issue 40 C)
+        from statsmodels.stats.proportion import proportion_confint
+
+        k, m = int(scores.sum()), scores.size
+        got = rows["judge_only"]
+        assert got["estimate"] == pytest.approx(want["classical_judge"][0], abs=TOL)
+        assert [got["ci_low"], got["ci_high"]] == pytest.approx(
+            proportion_confint(k, m, alpha=alpha, method="wilson"), abs=1e-12
+        )
+        assert got["interval"].startswith("Wilson score interval")
 
 
 def test_planner_projection_matches_the_interval_it_plans() -> None:

@@ -113,6 +113,13 @@ def test_solve_rate_per_system(audited: AuditRun, planted_dir: Path, tmp_path: P
     ]
     assert rate["metric"] == "solve_rate" and rate["system"] == solved["model"].iloc[0]
     assert rate["n_gold"] == 12 and "small gold sample" in rate["warnings"][0]
+    # tasks are independent items: no clusters; a 0/1 judge's rate takes Wilson (issue 40 C)
+    rows = {row["method"]: row for row in rate["rows"]}
+    assert rate["clusters"] is None
+    assert rows["judge_only"]["interval"] == (
+        "Wilson score interval (a proportion of 0/1 labels; items independent)"
+    )
+    assert rows["ppi"]["interval"].startswith("normal (CLT) interval, plug-in variance")
     assert f"solve rate ({rate['system']}): " in r.output
 
 
@@ -136,3 +143,71 @@ def test_gold_not_judged_and_too_small_are_refused(
     r = _audit(audited, path, out)
     assert r.exit_code == 2 and not out.exists()
     assert "wrong_paper_rate: 9 gold item(s): at least 10 are needed" in r.output
+
+
+def test_unsupported_rate_is_anchored_with_run_clustered_intervals(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 40 B: the guard's unsupported-citation rate (the flag rate s <= tau) is anchored
+    too, beside the wrong-paper rate; citation rates' intervals are cluster-robust by run."""
+    wrong = _gold(audited, planted_dir, n_cites=24, seed=1)
+    unsup = wrong.assign(metric="unsupported_rate")
+    path = tmp_path / "gold.csv"
+    pd.concat([wrong, unsup]).to_csv(path, index=False)
+    out = tmp_path / "report"
+    r = _audit(audited, path, out)
+    assert r.exit_code == 0, r.output
+    s = json.loads((out / "summary.json").read_text())
+    validate_json(s, "audit_summary", "summary.json")
+    rates = {x["metric"]: x for x in s["gold_anchored"]["rates"]}
+    assert set(rates) == {"wrong_paper_rate", "unsupported_rate"}
+    head = {m["metric"]: m for m in s["headline"]}
+    u = rates["unsupported_rate"]
+    rows = {row["method"]: row for row in u["rows"]}
+    # judge-only is the audit's own flag rate over the same scored citations
+    assert u["n_judged"] == head["flag_rate"]["n"]
+    assert rows["judge_only"]["estimate"] == pytest.approx(head["flag_rate"]["estimate"])
+    assert rows["gold_only"]["estimate"] == pytest.approx(unsup["gold"].mean())
+    assert u["judge"].endswith("under the conformal rule (flagged: s <= tau)")
+    # clustered by run: as many clusters as runs with a scored citation
+    cites = read_table(audited.out / "citations.csv", "audit_citations")
+    scored = cites[cites["support_score"].notna() & cites["l1"].isin(["found", "unchecked"])]
+    assert u["clusters"] == scored["run_id"].nunique() >= 2
+    assert "cluster-robust (CR1) variance by run" in rows["ppi"]["interval"]
+    assert rows["judge_only"]["interval"].startswith("Wilson score interval at the effective n")
+    assert "clusters (run)" in u["assumption"]
+    assert "intervals: PPI++ and gold alone normal (CLT) interval, cluster-robust" in r.output
+    assert "unsupported rate: " in r.output
+
+
+def test_duplicate_gold_items_are_refused_naming_the_rows(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 40 D: a (metric, item_id) given twice is refused (exit 2) naming both rows, even
+    with the same label; the same item under two metrics is not a duplicate."""
+    gold = _gold(audited, planted_dir)
+    dup = pd.concat([gold, gold.iloc[[3]]])
+    path = tmp_path / "gold.csv"
+    dup.to_csv(path, index=False)
+    out = tmp_path / "report"
+    r = _audit(audited, path, out)
+    assert r.exit_code == 2 and not out.exists(), r.output
+    key = f"duplicate key (metric, item_id) = (wrong_paper_rate, {gold['item_id'].iloc[3]})"
+    assert f"row 5: {key}" in r.output and f"row 22: {key}" in r.output
+
+
+def test_partial_gold_anchors_only_the_rates_it_names(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 40 D: gold for one metric anchors that metric only; the others stay the judges'
+    (said in judged_by and on stdout)."""
+    gold = _gold(audited, planted_dir).assign(metric="unsupported_rate")
+    path = tmp_path / "gold.csv"
+    gold.to_csv(path, index=False)
+    out = tmp_path / "report"
+    r = _audit(audited, path, out)
+    assert r.exit_code == 0, r.output
+    block = json.loads((out / "summary.json").read_text())["gold_anchored"]
+    assert [x["metric"] for x in block["rates"]] == ["unsupported_rate"]
+    assert "wrong_paper_rate" in block["judged_by"]
+    assert "not anchored (no gold rows): wrong paper rate" in r.output

@@ -52,7 +52,8 @@ def test_audit_with_an_llm_card_and_a_warm_store_asks_nothing(
         summary = json.loads((tmp_path / "a1" / "summary.json").read_text())
         validate_json(summary, "audit_summary", "summary.json")
         sha = json.loads((card / "card.json").read_text())["instrument_sha256"]
-        assert summary["verifier"]["onnx_sha256"] == sha
+        assert summary["verifier"]["instrument_sha256"] == sha
+        assert "onnx_sha256" not in summary["verifier"]
         r = audit(tmp_path / "a2")
         assert r.exit_code == 0, r.output
         assert srv.state.chat == asked  # a re-audit never re-asks the model
@@ -148,3 +149,63 @@ def test_audit_with_an_llm_checklist_judge_card(
         str(tmp_path / "a4"),
     )
     assert bad.exit_code == 2 and "not a checklist judge" in bad.output, bad.output
+
+
+def test_refused_citations_are_missing_scores_flagged_for_review(
+    tmp_path: Path, planted_dir: Path, registry_raw: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40 F: an endpoint that refuses some questions (HTTP 400, a content filter) does
+    not stop the audit: those citations have no support score, l2 and flag reason 'refused',
+    are counted in summary.json and on stdout, and every other score is the same number."""
+    import re
+
+    import pandas as pd
+
+    card = tmp_path / "card"
+
+    def audit(out: Path):
+        return invoke(
+            "audit",
+            str(planted_dir / "runs.jsonl"),
+            "--checklists",
+            str(planted_dir / "checklists.jsonl"),
+            "--raw",
+            str(registry_raw),
+            "--verifier",
+            str(card),
+            "--n-cal",
+            "30",
+            "--limit",
+            "40",
+            "--out",
+            str(out),
+        )
+
+    with serve() as srv:
+        args = ("--base-url", srv.url, "--model", MODEL, "--retries", "0", "--out", str(card))
+        assert invoke("guard", "import-verifier", *args).exit_code == 0
+        monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "store1"))
+        r = audit(tmp_path / "a1")
+        assert r.exit_code == 0, r.output
+        before = pd.read_csv(tmp_path / "a1" / "citations.csv", keep_default_na=False)
+        scored = before[before["support_score"] != ""]
+        claim = str(scored["claim"].iloc[0])
+        word = max(re.findall(r"[a-z]{6,}", claim.lower()), key=len)
+        monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "store2"))  # every score asked again
+        srv.state.mode, srv.state.filtered = "filter", (word,)
+        r = audit(tmp_path / "a2")
+        assert r.exit_code == 0, r.output
+    after = pd.read_csv(tmp_path / "a2" / "citations.csv", keep_default_na=False)
+    refused = after["l2"] == "refused"
+    assert refused.iloc[scored.index[0]]  # the citation whose claim holds the word
+    assert (after.loc[refused, "support_score"] == "").all()
+    assert (after.loc[refused, "flag_reason"] == "refused").all()
+    kept = ~refused & (before["support_score"] != "")
+    assert (after.loc[kept, "support_score"] == before.loc[kept, "support_score"]).all()
+    s = json.loads((tmp_path / "a2" / "summary.json").read_text())
+    validate_json(s, "audit_summary", "summary.json")
+    n = int(refused.sum())
+    assert s["counts"]["l2"]["refused"] == n == s["counts"]["flagged"]["refused"]
+    assert f"{n} citation(s) have no support score: the verifier's endpoint refused" in r.output
+    head = {m["metric"]: m for m in s["headline"]}
+    assert head["wrong_paper_rate"]["n"] == int((after["support_score"] != "").sum())

@@ -246,7 +246,8 @@ def test_score_evaluate_calibrate_panel_run_through_a_loopback_server(
         assert res.exit_code == 0, res.output
         art = json.loads(cal.read_text())
         sha = json.loads((card / "card.json").read_text())["instrument_sha256"]
-        assert art["verifier"]["onnx_sha256"] == sha
+        # an honest field: an LLM card has no ONNX file (issue 40 E)
+        assert art["verifier"]["instrument_sha256"] == sha and "onnx_sha256" not in art["verifier"]
         assert art["tau"] == pytest.approx(np.sort(scored.loc[~pos, "score"])[-2])
         res = invoke(
             "guard",
@@ -284,7 +285,8 @@ def test_score_evaluate_calibrate_panel_run_through_a_loopback_server(
         )
         assert res.exit_code == 0, res.output
         summary = json.loads((tmp_path / "guarded" / "summary.json").read_text())
-        assert summary["verifier"]["onnx_sha256"] == sha
+        assert summary["verifier"]["instrument_sha256"] == sha
+        assert "onnx_sha256" not in summary["verifier"]
         assert (srv.state.chat, srv.state.models) == before
 
 
@@ -307,13 +309,8 @@ def test_samples_rule_when_the_endpoint_returns_no_logprobs(tmp_path: Path) -> N
     assert s.loc[pos, "score"].mean() > s.loc[~pos, "score"].mean() + 0.4
 
 
-@pytest.mark.parametrize(
-    ("mode", "reason"),
-    [("error500", "http 500"), ("refuse", "refused"), ("slow", "timeout")],
-)
-def test_failed_or_refused_calls_are_counted_never_numbers(
-    tmp_path: Path, mode: str, reason: str
-) -> None:
+@pytest.mark.parametrize(("mode", "reason"), [("error500", "http 500"), ("slow", "timeout")])
+def test_failed_calls_are_counted_never_numbers(tmp_path: Path, mode: str, reason: str) -> None:
     pairs = pair_table(tmp_path / "pairs.csv")
     store, out = tmp_path / "store", tmp_path / "s.csv"
     with serve() as srv:
@@ -336,8 +333,7 @@ def test_failed_or_refused_calls_are_counted_never_numbers(
         assert "gave no score" in res.output and reason in res.output
         assert "24 of 24" in " ".join(res.output.split())
         srv.settle()  # timed-out requests are still served, late
-        per_prompt = 1 if mode == "refuse" else 3  # 1 + 2 retries on HTTP 5xx / timeout
-        assert srv.state.chat - asked == 24 * per_prompt
+        assert srv.state.chat - asked == 24 * 3  # 1 + 2 retries on HTTP 5xx / timeout
         assert not out.exists() and not list(store.rglob("*.parquet"))
         # the server recovers: a 429 is retried and the run completes
         srv.state.mode = "flaky"
@@ -380,3 +376,133 @@ def test_a_partial_failure_keeps_the_answered_and_asks_only_the_rest(tmp_path: P
         )
         assert srv.state.chat - asked == 1  # only the failed one is asked again
         assert s[0] == pytest.approx(p_yes(claims[0], passages[0]))
+
+
+@pytest.mark.parametrize("mode", ["refuse", "filter"])
+def test_refused_questions_are_missing_scores_never_numbers(tmp_path: Path, mode: str) -> None:
+    """Issue 40 F: an endpoint that deterministically refuses a question (no yes / no; HTTP
+    400 or finish_reason content_filter) does not stop the command: the pair's score is empty
+    with score_status refused, counted on the console, asked once (no retry), not stored, and
+    left out (counted) by evaluate and compare."""
+    pairs = pair_table(tmp_path / "pairs.csv")
+    frame = pd.read_csv(pairs)
+    store, out = tmp_path / "store", tmp_path / "s.csv"
+    text = (frame["claim"] + " " + frame["passage"]).str.lower()
+    with serve() as srv:
+        assert (
+            import_card(srv.url, tmp_path / "card", "--retries", "2", "--backoff", "0").exit_code
+            == 0
+        )
+        srv.state.mode, srv.state.filtered, srv.state.cut = mode, ("smoking",), ("caffeine",)
+        refused = (
+            np.ones(len(frame), bool)
+            if mode == "refuse"
+            else (text.str.contains("smoking") | text.str.contains("caffeine")).to_numpy()
+        )
+        asked = srv.state.chat
+        args = ("--verifier", tmp_path / "card", "--cache-dir", store, "--out", out)
+        res = invoke("guard", "score", pairs, *args)
+        assert res.exit_code == 0, res.output
+        assert srv.state.chat - asked == 24  # a refusal is not retried
+        n = int(refused.sum())
+        assert f"{n} of 24 pair(s) without a score: the instrument refused them" in res.output
+        assert f"{n} refused (" in res.output
+        got = pd.read_csv(out)
+        assert (got["score_status"] == "refused").to_numpy().tolist() == refused.tolist()
+        assert got.loc[refused, "score"].isna().all()
+        assert got.loc[~refused, "score"].to_numpy() == pytest.approx(
+            [
+                expected(c, p)
+                for c, p in zip(frame["claim"][~refused], frame["passage"][~refused], strict=True)
+            ]
+        )
+        # issue 40 E: the store's partitions are named by the card's instrument sha256
+        sha = json.loads((tmp_path / "card" / "card.json").read_text())["instrument_sha256"]
+        if mode == "filter":  # (all refused: nothing is written, not even a partition)
+            assert [p.name for p in store.iterdir()] == [sha]
+        else:
+            assert not list(store.rglob("*.parquet"))
+        assert load_verifier(tmp_path / "card").card.onnx_sha256 == ""
+        # refusals are not stored: a rerun asks exactly them again, nothing else
+        asked = srv.state.chat
+        res = invoke("guard", "score", pairs, *args)
+        assert res.exit_code == 0, res.output
+        assert srv.state.chat - asked == n
+        if mode == "filter":  # panel, calibrate and run leave the refused pairs out, counted
+            res = invoke(
+                "guard",
+                "panel",
+                pairs,
+                "--verifier",
+                tmp_path / "card",
+                "--verifier",
+                tmp_path / "card",
+                "--tau",
+                "0.5",
+                "--n-boot",
+                "50",
+                "--out",
+                tmp_path / "panel",
+            )
+            assert res.exit_code == 0, res.output
+            assert f"left out {n} pair(s) some member gave no score" in res.output
+            panel = pd.read_csv(tmp_path / "panel" / "scores.csv")
+            assert panel["flag_card"].to_numpy()[refused].all()  # no score: to review
+            cal = tmp_path / "cal.json"
+            res = invoke(
+                "guard",
+                "calibrate",
+                pairs,
+                "--verifier",
+                tmp_path / "card",
+                "--alpha",
+                "0.2",
+                "--out",
+                cal,
+            )
+            assert res.exit_code == 0, res.output
+            art = json.loads(cal.read_text())
+            assert art["sample"]["n"] == 24 - n
+            answers = tmp_path / "answers.jsonl"
+            i = int(np.flatnonzero(refused)[0])
+            rec = {
+                "answer_id": "a1",
+                "answer": f"{frame['claim'][i]} [1]",
+                "passages": {"1": frame["passage"][i]},
+            }
+            answers.write_text(json.dumps(rec) + "\n")
+            res = invoke(
+                "guard",
+                "run",
+                answers,
+                "--calibration",
+                cal,
+                "--alpha",
+                "0.2",
+                "--verifier",
+                tmp_path / "card",
+                "--out",
+                tmp_path / "guarded",
+            )
+            assert res.exit_code == 0, res.output
+            cites = pd.read_csv(tmp_path / "guarded" / "citations.csv")
+            assert cites["reason"].tolist() == ["refused"] and cites["flagged"].all()
+            summary = json.loads((tmp_path / "guarded" / "summary.json").read_text())
+            assert summary["refused"] == 1
+    if mode == "filter":
+        res = invoke("guard", "evaluate", out, "--n-boot", "50")
+        assert res.exit_code == 0, res.output
+        assert f"left out {n} pair(s) without a score" in res.output
+        assert f"evaluated {24 - n} pairs" in res.output
+        res = invoke("guard", "compare", out, out, "--n-boot", "50")
+        assert res.exit_code == 0, res.output
+        assert f"left out {n} pair(s) without a score in A or B" in res.output
+    else:
+        res = invoke("guard", "evaluate", out, "--n-boot", "50")
+        assert res.exit_code == 2 and "every pair lacks a score" in res.output
+    # a table whose status and score disagree is refused, naming the row
+    bad = pd.read_csv(out)
+    bad.loc[0, "score_status"] = "scored" if refused[0] else "refused"
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    res = invoke("guard", "evaluate", tmp_path / "bad.csv")
+    assert res.exit_code == 2 and "row 2, column 'score_status'" in res.output

@@ -203,8 +203,16 @@ def test_cli_score_bi_encoder_csv(tmp_path: Path, verifier_dir: Path) -> None:
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     got = pd.read_csv(out)
-    assert list(got.columns) == ["pair_id", "claim", "passage", "label", "source", "score"]
-    assert got["score"].between(0, 1).all()
+    assert list(got.columns) == [
+        "pair_id",
+        "claim",
+        "passage",
+        "label",
+        "source",
+        "score",
+        "score_status",
+    ]
+    assert got["score"].between(0, 1).all() and (got["score_status"] == "scored").all()
 
 
 def test_cli_score_bad_inputs_exit_2(tmp_path: Path, tiny_cross_dir: Path) -> None:
