@@ -81,7 +81,8 @@ may be the key of a record.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from kit.errors import check_param
@@ -225,6 +226,28 @@ class Identifier:
     def key(self) -> tuple[str, str]:
         """What resolution compares: (scheme, value), the arXiv version dropped."""
         return (self.scheme, self.value)
+
+
+@dataclass
+class Spans:
+    """Non-overlapping spans ``[a, b)`` of a text, kept sorted, so that whether a new span is
+    free is a binary search (linear-time readers of long answers, not quadratic)."""
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+
+    def free(self, a: int, b: int) -> bool:
+        """True when ``[a, b)`` overlaps no span held."""
+        i = bisect_right(self.starts, a)
+        return not (
+            (i > 0 and self.ends[i - 1] > a) or (i < len(self.starts) and self.starts[i] < b)
+        )
+
+    def add(self, a: int, b: int) -> None:
+        """Hold ``[a, b)`` (the caller checked it is :meth:`free`)."""
+        i = bisect_right(self.starts, a)
+        self.starts.insert(i, a)
+        self.ends.insert(i, b)
 
 
 def numeric(ident: Identifier) -> int | None:
@@ -579,7 +602,9 @@ def find_identifiers(text: str, urls: str = "all") -> list[tuple[int, int, Ident
     Bare numbers are never read as PMIDs (no guessing)."""
     _check_urls(urls)
     url_found, url_skipped = _find_urls(text, urls)
-    taken: list[tuple[int, int]] = list(url_skipped)
+    taken = Spans()
+    for a, b in url_skipped:
+        taken.add(a, b)
     found: list[tuple[int, int, Identifier]] = []
     passes = (
         url_found,
@@ -592,8 +617,7 @@ def find_identifiers(text: str, urls: str = "all") -> list[tuple[int, int, Ident
     )
     for spans in passes:
         for a, b, ident in spans:
-            if any(a < e and s < b for s, e in taken):
-                continue
-            found.append((a, b, ident))
-            taken.append((a, b))
+            if taken.free(a, b):
+                found.append((a, b, ident))
+                taken.add(a, b)
     return sorted(found, key=lambda t: (t[0], t[1]))
