@@ -9,8 +9,8 @@ One canonical form per scheme, so that every spelling of one identifier compares
   ``https://europepmc.org/abstract/MED/123`` / ``.../article/MED/123``.
 * ``PMCID`` -- ``PMC`` + digits without leading zeros. Accepts ``PMC123``, ``pmc123``,
   ``PMCID: PMC123``, ``https://www.ncbi.nlm.nih.gov/pmc/articles/PMC123/``,
-  ``https://pmc.ncbi.nlm.nih.gov/articles/PMC123/`` (also its ``/pdf/...``, a query or a
-  fragment), ``https://europepmc.org/article/PMC/PMC123``, ``https://europepmc.org/articles/PMC123``.
+  ``https://pmc.ncbi.nlm.nih.gov/articles/PMC123/`` (also its pages ``/pdf/...``,
+  ``/figure/F1/``, a query or a fragment; not an image file of it), ``https://europepmc.org/article/PMC/PMC123``, ``https://europepmc.org/articles/PMC123``.
 * ``DOI``   -- ``10.<registrant>/<suffix>`` lower-cased (DOIs are case-insensitive, DOI Handbook
   section 2.4: ``10.1000/ABC`` and ``10.1000/abc`` are one paper, everywhere an identifier is
   keyed), percent-decoded, trailing sentence punctuation removed. The registrant is 4-9 digits
@@ -129,8 +129,9 @@ _HAS_SCHEME = re.compile(r"^https?://", re.I)
 # --- links (paths matched after the host, query and fragment already split off) ----------------
 _PUBMED_PATH = re.compile(r"^/([0-9]{1,9})/?$")  # pubmed.ncbi.nlm.nih.gov/123/
 _NCBI_PUBMED_PATH = re.compile(r"^/pubmed/([0-9]{1,9})/?$")  # www.ncbi.nlm.nih.gov/pubmed/123
-# .../articles/PMC123/ and its PDF (.../PMC123/pdf/name.pdf); other sub-pages (figures) are not
-_PMC_TAIL = r"PMC([0-9]{1,9})(?:/pdf(?:/[^/]*)?)?/?$"
+# .../articles/PMC123/ and its pages (.../PMC123/pdf/name.pdf, .../PMC123/figure/F1/): the
+# article; a file of it that is an image (.../PMC123/bin/fig1.jpg) is not (link_identifier)
+_PMC_TAIL = r"PMC([0-9]{1,9})(?:/[^?#]*)?$"
 _NCBI_PMC_PATH = re.compile(r"^/pmc/articles/" + _PMC_TAIL, re.I)
 _PMC_PATH = re.compile(r"^/articles/" + _PMC_TAIL, re.I)  # pmc.ncbi.nlm.nih.gov
 _EPMC_MED_PATH = re.compile(r"^/(?:abstract|article)/MED/([0-9]{1,9})/?$", re.I)
@@ -389,6 +390,8 @@ def link_identifier(url: str) -> Identifier | None:
         return None
     host = _host(u)
     path = parts.path
+    if _ASSET.search(path):
+        return None  # an image, a style sheet or a script is no paper, whoever serves it
     if host == "pubmed.ncbi.nlm.nih.gov" and (m := _PUBMED_PATH.match(path)):
         return _pmid(m.group(1))
     if host == "ncbi.nlm.nih.gov":

@@ -233,7 +233,8 @@ def test_real_dois_still_read(text: str, label: str) -> None:
         ("https://www.medrxiv.org/content/10.1101/2020.03.03.20030593v2", Identifier("DOI", "10.1101/2020.03.03.20030593")),
         ("https://journals.plos.org/plosone/article?id=10.1371/journal.pone.0230405", Identifier("DOI", "10.1371/journal.pone.0230405")),
         ("https://www.escardio.org/guidelines", None),
-        ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC123/figure/F1/", None),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC123/figure/F1/", Identifier("PMCID", "PMC123")),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC123/bin/fig1.jpg", None),
     ],
 )  # fmt: skip
 def test_links_read_as_the_identifier_they_name(url: str, expected: Identifier | None) -> None:
