@@ -138,3 +138,22 @@ def test_a_web_page_is_no_citation_and_stays_in_the_claim() -> None:
 
 def test_an_empty_bracket_of_the_text_itself_is_kept() -> None:
     assert claims("Call f() twice (PMID: 1).") == [("Call f() twice.", [("PMID:1",)])]
+
+
+class _Doubtful:
+    """A verifier that supports nothing (every score 0)."""
+
+    def score(self, claims: list[str], passages: list[str]) -> list[float]:
+        return [0.0] * len(claims)
+
+
+def test_the_guard_keeps_a_links_words_when_it_flags_the_link() -> None:
+    from kit.guard.pipeline import AnswerRecord, guard_answers
+
+    answer = "A [2020 trial](https://pubmed.ncbi.nlm.nih.gov/123/) showed aspirin works."
+    rec = AnswerRecord("a", answer, {"123": "Aspirin did nothing."})
+    guarded, table = guard_answers([rec], _Doubtful(), tau=0.5, reattribute=False)  # type: ignore[arg-type]
+    assert table["cited"].tolist() == ["PMID:123"] and table["passage_id"].tolist() == ["123"]
+    assert (
+        guarded[0]["guarded_answer"] == "A 2020 trial [PMID:123 UNVERIFIED] showed aspirin works."
+    )
