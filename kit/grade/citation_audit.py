@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from kit.corpus.coverage import Resolution
-from kit.corpus.identifiers import SCHEMES, find_identifiers
+from kit.corpus.identifiers import SCHEMES, find_identifiers, is_cited_paper
 from kit.errors import check_param
 from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
@@ -114,10 +114,12 @@ def claim_for(answer: str, citation: Citation) -> str:
     (``(PMID:1; NCT01234567)``) share one span (declared rule). Markers are the identifiers the
     corpus layer reads in the answer (:func:`kit.corpus.identifiers.find_identifiers`: a PubMed
     link is a mention of its PMID, read whole); an identifier outside every scheme is found by
-    its text. When the identifier is not in the text, the whole answer."""
+    its text. A web page that is no cited paper (:func:`kit.corpus.identifiers.is_cited_paper`)
+    is prose, no marker, unless it is the citation itself. When the identifier is not in the
+    text, the whole answer."""
     found = find_identifiers(answer) if citation.id_type in SCHEMES else []
-    marks = [(a, b) for a, b, _ in found]
     key = (citation.id_type, citation.value)
+    marks = [(a, b) for a, b, ident in found if is_cited_paper(ident) or ident.key == key]
     pos = next((a for a, _, ident in found if ident.key == key), -1)
     if pos < 0:
         for text in (citation.label, citation.value):

@@ -4,17 +4,26 @@ DESIGN.md section B "Claims and citations": split an answer into sentences; each
 citations yields claim-citation pairs. Recognised styles:
 
 * numeric brackets ``[1]``, ``[1, 2]``, ``[1; 3]``, ranges ``[1-3]`` / ``[1–3]`` (at most
-  :data:`MAX_RANGE` ids; a longer or reversed range is not read as a citation);
-* PubMed ids ``[PMID:123]``, ``[PMID 123]``, ``(PMID 123)``, ``(PMID: 123, 456)``; PubMed
-  Central ids ``(PMCID: PMC123)``;
-* DOIs ``(doi:10.1000/xyz)``, ``[https://doi.org/10.1000/xyz]`` and bare ``doi:10.1000/xyz``;
+  :data:`MAX_RANGE` ids; a longer or reversed range is not read as a citation); full-width
+  brackets ``【1】`` / ``（PMID: 1，2）`` as ASCII ones;
+* PubMed ids ``[PMID:123]``, ``[PMID 123]``, ``(PMID 123)``, ``(PMID: 123, 456)``,
+  ``(PubMed ID 123)``, ``(PMIDs: 1, 2 and 3)``; PubMed Central ids ``(PMCID: PMC123)``;
+* DOIs ``(doi:10.1000/xyz)``, ``[https://doi.org/10.1000/xyz]`` and bare ``doi:10.1000/xyz``,
+  with balanced parentheses (``doi:10.1016/S0140-6736(20)30183-5``); every DOI ref is the
+  canonical lower-case DOI (``DOI:10.1000/abc`` for ``10.1000/ABC``: one paper);
 * ClinicalTrials.gov ids ``NCT`` + 8 digits, bare or inside brackets/parentheses;
 * every identifier :func:`kit.corpus.identifiers.find_identifiers` reads, wherever it stands
-  (prose, brackets, parentheses): PubMed links (``https://pubmed.ncbi.nlm.nih.gov/123/``, the
-  legacy ``https://www.ncbi.nlm.nih.gov/pubmed/123``), PMC links, doi.org links, bare
-  ``PMID 123`` / ``PMC123`` / ``10.x/y`` DOIs, arXiv ids and links, ClinicalTrials.gov links,
-  and any other http(s) URL (style ``url``); each becomes one ref in the canonical scheme of the
-  corpus layer (a PubMed link is ``PMID:123``, a PMC link ``PMC123``), never a second reading;
+  (prose, brackets, parentheses; its module doc lists the spellings): PubMed, PMC, Europe PMC,
+  doi.org and publisher DOI links, bare ``PMID 123`` / ``PMC123`` / ``10.x/y`` DOIs, arXiv ids
+  and links, ClinicalTrials.gov links, and the other scholarly URLs (style ``url``); each
+  becomes one ref in the canonical scheme of the corpus layer (a PubMed link is ``PMID:123``, a
+  PMC link ``PMC123``), never a second reading; a labelled list ``PMIDs: 1, 2 and 3`` is one
+  marker. A URL that is no cited paper (a society's web page, an image:
+  :func:`kit.corpus.identifiers.is_cited_paper`) is no citation and stays in the claim's text
+  (``find_citations(..., urls="all")`` reads every URL);
+* markdown: emphasis, code and ``<...>`` around an identifier belong to its marker; a link
+  ``[words](url)`` is one marker whose words stay in the claim (``[1]``, ``PubMed`` and other
+  bare labels do not); an image ``![alt](url)`` is none;
 * author-year ``(Smith et al., 2020)``, ``(Smith and Lee 2019; Wu 2021)`` -- only with a
   reference list that holds the key (:func:`author_year_key`), since a parenthesised name and
   year is ordinary prose otherwise.
@@ -41,28 +50,54 @@ answers and very long answers parse (linear-time regexes).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from kit.corpus.identifiers import Identifier, canonical, find_identifiers
+from kit.corpus.identifiers import (
+    Identifier,
+    Spans,
+    canonical,
+    find_identifiers,
+    is_cited_paper,
+    plausible_bare_doi,
+    unwrap,
+)
 from kit.guard.windows import sentence_spans
 
 MAX_RANGE = 50
-_BRACKET = re.compile(r"\[([^\[\]\n]{1,300})\]")
-_PAREN = re.compile(r"\(([^()\n]{1,300})\)")
-_DOI_BODY = r"10\.\d{4,9}/[^\s\[\]()<>\"']*[^\s\[\]()<>\"'.,;:]"
-_BARE_DOI = re.compile(r"\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)(" + _DOI_BODY + ")", re.I)
+# [ ... ] and ( ... ), ASCII or full-width (CJK: 【...】 ［...］ （...）), one line, no nesting.
+_BRACKET = re.compile(r"[\[【［]([^\[\]【】［］\n]{1,300})[\]】］]")
+_PAREN = re.compile(r"[(（]([^()（）\n]{1,300})[)）]")
+# A markdown link [text](url) (text may hold one level of brackets: [[1]](url)) or image ![..](..);
+# the URL's parentheses balanced, as in kit.corpus.identifiers.
+_LINK = re.compile(
+    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\]){0,300})\]"
+    r"\((https?://(?:[^\s()<>]|\([^\s()<>]*\))+)\)",
+    re.I,
+)
+# Link texts that only name where the paper is ("[PubMed](...)"): dropped with the link.
+_LINK_LABELS = frozenset(
+    {"pubmed", "pmc", "europe pmc", "doi", "arxiv", "biorxiv", "medrxiv", "pdf", "link",
+     "source", "ref", "reference", "full text", "abstract", "clinicaltrials.gov"}
+)  # fmt: skip
 _PIECE_NUM = re.compile(r"^\d{1,6}$")
 _PIECE_RANGE = re.compile(r"^(\d{1,6})\s*[-–—]\s*(\d{1,6})$")
-_PIECE_PMID = re.compile(r"^(?:PMID|PubMed(?:\s*ID)?)\s*[:#]?\s*(\d{1,9})$", re.IGNORECASE)
-_PIECE_PMCID = re.compile(r"^(?:PMCID\s*[:#]?\s*)?(PMC\d{1,9})$", re.IGNORECASE)
+# "PMID 1", "PMIDs: 1", "PubMed ID 1", "PMID- 1", "PMID=1", "PMID #1"
+_PIECE_PMID = re.compile(
+    r"^(?:PMIDs?|PubMed(?:[\s_-]*(?:IDs?|identifiers?))?)[\s*_]*[:#=-]?[\s*_]*(\d{1,9})$",
+    re.IGNORECASE,
+)
+# "PMCID: PMC1", "pmcid pmc1", "PMC1"; a bare lower-case "pmc1" is no PMCID
+_PIECE_PMCID = re.compile(r"^(?:(?i:PMCIDs?)\s*[:#=-]?\s*(?i:PMC)?|PMC)(\d{1,9})$")
 _PIECE_NCT = re.compile(r"^(NCT\d{8})$", re.IGNORECASE)
-_PIECE_DOI = re.compile(r"^(?:doi\s*:?\s*|https?://(?:dx\.)?doi\.org/)?(" + _DOI_BODY + ")$", re.I)
+# a list separator between two labelled numbers ("PMIDs: 1, 2 and 3" is one marker)
+_LIST_GAP = re.compile(r"^[ \t]*(?:[,;]|(?:,[ \t]*)?(?:and|or|&))[ \t]*$")
 _PIECE_AUTHOR_YEAR = re.compile(
     r"^(?:see\s+|e\.g\.,?\s+)?([A-Z][\w'’-]+)(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'’-]+)?"
     r",?\s+((?:19|20)\d{2})[a-z]?$"
 )
-_SPLIT = re.compile(r"\s*[,;]\s*")
+_SPLIT = re.compile(r"\s*[,;，；]\s*")
 _UNIT_AFTER = re.compile(
     r"\s?(?:%|‰|°|(?:mg|g|kg|µg|μg|ug|mcg|ng|mL|ml|L|l|dL|µL|mmol|µmol|mol|nM|µM|mM|M|mm|cm|"
     r"m|km|mmHg|h|hr|hrs|hours?|min|minutes?|s|sec|seconds?|days?|d|weeks?|wk|months?|mo|"
@@ -71,18 +106,21 @@ _UNIT_AFTER = re.compile(
 )
 _WORD_BEFORE = re.compile(r"(?:\b(?:range|ranges|interval|intervals|between|CI|IQR)|=)\s*$", re.I)
 _CITATION_POSITION = re.compile(r"\s*(?:$|[.,;:!?]|\[|\()")
-_SPAN_TRAILING = ".,;:!?)]}>\"'"
+_EMPHASIS = "*_~`"
 
 
 @dataclass(frozen=True)
 class Citation:
-    """One marker in the answer: its span in the original text and the ids it names."""
+    """One marker in the answer: its span in the original text and the ids it names. ``keep``:
+    the text that stays in the claim when the marker is removed (the words of a markdown link
+    ``[a 2020 trial](https://pubmed...)``; empty for every other marker)."""
 
     start: int
     end: int
     text: str
     refs: tuple[str, ...]  # normalised: "3", "PMID:123", "NCT01234567", "DOI:10.1/x", ...
     style: str  # "numeric" | "pmid" | "pmcid" | "nct" | "doi" | "arxiv" | "url" | "author-year"
+    keep: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,31 +141,37 @@ def author_year_key(surname: str, year: str) -> str:
 
 
 def identifier_ref(piece: str) -> tuple[str, str] | None:
-    """(ref, style) for a piece that names its own identifier (PMID, PMCID, NCT, DOI): ``"PMID 12"``
-    -> ``("PMID:12", "pmid")``; None for anything else (a bare number, a name)."""
+    """(ref, style) for a piece that names its own identifier (PMID, PMCID, NCT, DOI, arXiv id,
+    link): ``"PMID 12"`` -> ``("PMID:12", "pmid")``, ``"10.1000/ABC"`` -> ``("DOI:10.1000/abc",
+    "doi")``; None for anything else (a bare number, a name). Formatting around the piece
+    (markdown, quotes, CJK brackets) is dropped first; a bare DOI must be plausible
+    (:func:`kit.corpus.identifiers.plausible_bare_doi`); any URL is read (an explicit claim may
+    cite one; the marker parser keeps only cited papers)."""
+    piece = unwrap(piece)
     if m := _PIECE_PMID.match(piece):
-        return f"PMID:{m.group(1)}", "pmid"
+        return (f"PMID:{int(m.group(1))}", "pmid") if int(m.group(1)) > 0 else None
     if m := _PIECE_PMCID.match(piece):
-        return m.group(1).upper(), "pmcid"
+        return f"PMC{int(m.group(1))}", "pmcid"
     if m := _PIECE_NCT.match(piece):
         return m.group(1).upper(), "nct"
-    if m := _PIECE_DOI.match(piece):
-        return f"DOI:{m.group(1)}", "doi"
-    if piece[:1].isdigit():  # a bare number is never an identifier here (no guessing)
+    ident = canonical(piece)  # DOIs, links and arXiv ids, read by the corpus layer
+    if ident is None or (ident.scheme == "PMCID" and "/" not in piece):
+        return None  # a PMCID not written as _PIECE_PMCID ("pmc1") is none in free text
+    # a bare number (or a bare arXiv number) is never an identifier here (no guessing); a bare
+    # DOI is, when it is plausible ("10.1234/5" is a version, not a DOI)
+    if piece[:1].isdigit() and not (piece.startswith("10.") and plausible_bare_doi(piece)):
         return None
-    ident = canonical(piece)  # links and arXiv ids, read by the corpus layer
-    return None if ident is None else ref_of(ident, piece)
+    return ref_of(ident)
 
 
-def ref_of(ident: Identifier, written: str = "") -> tuple[str, str]:
+def ref_of(ident: Identifier) -> tuple[str, str]:
     """(ref, style) of a canonical identifier in this module's ref spelling: ``PMID:123``,
-    ``PMC123``, ``NCT01234567``, ``DOI:10.x/y`` (as ``written`` when it spells a DOI, else
-    canonical), ``arXiv:2101.00001`` or the URL."""
+    ``PMC123``, ``NCT01234567``, ``DOI:10.x/y`` (the canonical lower-case DOI, so every case of
+    one DOI is one ref), ``arXiv:2101.00001`` or the URL."""
     if ident.scheme == "PMID":
         return f"PMID:{ident.value}", "pmid"
     if ident.scheme == "DOI":
-        m = _PIECE_DOI.match(written.strip().rstrip(_SPAN_TRAILING))
-        return f"DOI:{m.group(1) if m else ident.value}", "doi"
+        return f"DOI:{ident.value}", "doi"
     if ident.scheme == "ARXIV":
         return ident.label, "arxiv"
     return ident.value, {"PMCID": "pmcid", "NCT": "nct"}.get(ident.scheme, "url")
@@ -142,11 +186,13 @@ def _parse_pieces(content: str, allow_numeric: bool) -> tuple[tuple[str, ...], s
         if not piece:
             return None
         if named := identifier_ref(piece):
+            if named[1] == "url" and not is_cited_paper(Identifier("URL", named[0])):
+                return None  # a web page is no cited paper (kit.corpus.identifiers module doc)
             refs.append(named[0])
             styles.add(named[1])
             pmid_context = named[1] == "pmid"
-        elif _PIECE_NUM.match(piece) and pmid_context:
-            refs.append(f"PMID:{piece}")  # "(PMID: 123, 456)": later numbers are PMIDs too
+        elif _PIECE_NUM.match(piece) and pmid_context and int(piece) > 0:
+            refs.append(f"PMID:{int(piece)}")  # "(PMID: 123, 456)": later numbers are PMIDs too
         elif _PIECE_NUM.match(piece) and allow_numeric:
             refs.append(str(int(piece)))
             styles.add("numeric")
@@ -195,24 +241,70 @@ def _numeric_is_citation(
     return numeric_list and bool(_CITATION_POSITION.match(text, end))
 
 
-def find_citations(text: str, references: Collection[str] | None = None) -> list[Citation]:
+def _widen(text: str, a: int, b: int) -> tuple[int, int]:
+    """The span ``text[a:b]`` of an identifier with the formatting that wraps it: markdown
+    emphasis or code on both sides (``**PMID:1**``, ``_10.1/x_``, backticks), an autolink
+    ``<...>``, or an emphasised label (``**PMID:** 123``: the ``**`` before the label closes
+    inside the span)."""
+    lead = a
+    while lead > 0 and a - lead < 3 and text[lead - 1] in _EMPHASIS:  # at most "***" / "```"
+        lead -= 1
+    if lead < a and text[lead:a] in text[a:b]:
+        a = lead
+    while (
+        0 < a
+        and b < len(text)
+        and (
+            (text[a - 1] == text[b] and text[b] in _EMPHASIS)
+            or (text[a - 1], text[b]) == ("<", ">")
+        )
+    ):
+        a, b = a - 1, b + 1
+    return a, b
+
+
+def _link_keep(label: str) -> str:
+    """What of a markdown link's text stays in the claim: nothing when it only names the
+    citation (``1``, ``[1]``, ``PMID 12``, a URL, ``PubMed``), else the words themselves."""
+    words = label.strip()
+    bare = words.strip("[]() ")
+    if not bare or bare.lower() in _LINK_LABELS or canonical(bare) is not None:
+        return ""
+    return "" if _parse_pieces(bare, allow_numeric=True) else words
+
+
+def find_citations(
+    text: str, references: Collection[str] | None = None, urls: str = "scholarly"
+) -> list[Citation]:
     """Every citation marker in ``text``, in order of position, non-overlapping.
 
     ``references``: the ids of the answer's reference list (passage ids, reference-section
     numbers, author-year keys); ``None`` when the run declares numeric markers and gives no
-    list (module doc, rules 1-3)."""
+    list (module doc, rules 1-3). ``urls``: which URLs in the text are citations (``"scholarly"``:
+    cited papers only, :func:`kit.corpus.identifiers.is_cited_paper`; ``"all"``: every URL).
+    A markdown link ``[text](url)`` whose URL is a citation is one marker (its words stay in the
+    claim unless they only label it: :attr:`Citation.keep`); an image ``![alt](url)`` is none. A
+    labelled list ``PMIDs: 1, 2 and 3`` is one marker. Formatting around an identifier
+    (``**...**``, backticks, ``<...>``) belongs to its marker."""
     refset = None if references is None else frozenset(references)
     found: list[Citation] = []
-    taken: list[tuple[int, int]] = []
+    taken = Spans()
+    free = taken.free
 
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
+    def add(a: int, b: int, refs: tuple[str, ...], style: str, keep: str = "") -> None:
+        found.append(Citation(a, b, text[a:b], refs, style, keep))
+        taken.add(a, b)
 
-    def add(a: int, b: int, refs: tuple[str, ...], style: str) -> None:
-        found.append(Citation(a, b, text[a:b], refs, style))
-        taken.append((a, b))
-
+    for m in _LINK.finditer(text):
+        if m.group(1):  # an image: its address is no citation
+            taken.add(m.start(), m.end())
+            continue
+        ident = canonical(m.group(3))
+        if ident is not None and (urls == "all" or is_cited_paper(ident)):
+            add(m.start(), m.end(), (ref_of(ident)[0],), ref_of(ident)[1], _link_keep(m.group(2)))
     for m in _BRACKET.finditer(text):
+        if not free(m.start(), m.end()):
+            continue
         parsed = _parse_pieces(m.group(1), allow_numeric=True)
         if not parsed:
             continue
@@ -228,19 +320,32 @@ def find_citations(text: str, references: Collection[str] | None = None) -> list
             add(m.start(), m.end(), *parsed)
         elif refset and (keys := _author_year(m.group(1), refset)):
             add(m.start(), m.end(), keys, "author-year")
-    for m in _BARE_DOI.finditer(text):  # a DOI as written ("doi:", doi.org), case kept
-        if free(m.start(), m.end()):
-            add(m.start(), m.end(), (f"DOI:{m.group(1)}",), "doi")
-    for a, b, ident in find_identifiers(text):  # every other identifier, in prose too
-        while b > a and text[b - 1] in _SPAN_TRAILING:  # "see https://.../123/." ends a sentence
-            b -= 1
-        if b > a and free(a, b):
-            ref, style = ref_of(ident, text[a:b])
-            add(a, b, (ref,), style)
+    groups: list[tuple[int, int, list[str], str]] = []
+    for a, b, ident in find_identifiers(text, urls=urls):  # every other identifier, in prose too
+        if not free(a, b):
+            continue
+        ref, style = ref_of(ident)
+        last = groups[-1] if groups else None
+        if (  # "PMIDs: 111, 222 and 333": the numbers of one list are one marker
+            last is not None
+            and style == last[3] == "pmid"
+            and text[a:b].isdigit()
+            and _LIST_GAP.match(text[last[1] : a])
+        ):
+            groups[-1] = (last[0], b, [*last[2], ref], style)
+        else:
+            groups.append((a, b, [ref], style))
+    for a, b, refs, style in groups:
+        wa, wb = _widen(text, a, b)
+        add(*((wa, wb) if free(wa, wb) else (a, b)), tuple(dict.fromkeys(refs)), style)
     return sorted(found, key=lambda c: c.start)
 
 
 def _strip_markers(text: str, offset: int, cites: list[Citation]) -> str:
+    """``text`` (starting at ``offset`` of the answer) without the markers ``cites`` (a link's
+    :attr:`Citation.keep` words stay), without brackets that removing them left empty
+    (``see (https://...)`` -> ``see``), whitespace collapsed."""
+    mark = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)  # a free char
     out = []
     pos = 0
     for c in cites:
@@ -248,10 +353,15 @@ def _strip_markers(text: str, offset: int, cites: list[Citation]) -> str:
         if a < pos or a < 0 or b > len(text):
             continue
         out.append(text[pos:a])
+        out.append(f"{mark} {c.keep} " if c.keep else mark)
         pos = b
     out.append(text[pos:])
-    joined = " ".join("".join(out).replace("[]", "").split())
-    return re.sub(r"\s+([.,;:!?])", r"\1", joined).strip()
+    opened, closed = "([（【「［", ")]）】」］"
+    emptied = re.compile(
+        rf"[{re.escape(opened)}][\s,;，；{mark}]*{mark}[\s,;，；{mark}]*[{re.escape(closed)}]"
+    )
+    joined = " ".join(emptied.sub("", "".join(out)).replace(mark, "").split())
+    return re.sub(r"\s+([.,;:!?。，；：])", r"\1", joined).strip()
 
 
 def parse_answer(text: str, references: Collection[str] | None = None) -> list[Claim]:
@@ -261,20 +371,25 @@ def parse_answer(text: str, references: Collection[str] | None = None) -> list[C
     if not isinstance(text, str) or not text.strip():
         return []
     spans = sentence_spans(text)
-    cites = find_citations(text, references)
+    cites = find_citations(text, references)  # sorted by start, non-overlapping
+    span_starts = [a for a, _ in spans]
+    cite_starts = [c.start for c in cites]
+
+    def within(lo: int, hi: int) -> list[Citation]:  # the markers starting in [lo, hi)
+        return cites[bisect_left(cite_starts, lo) : bisect_left(cite_starts, hi)]
+
     owner: list[list[Citation]] = [[] for _ in spans]
     for c in cites:
-        idx = next((i for i, (a, b) in enumerate(spans) if a <= c.start < b), None)
-        if idx is None:  # in whitespace between sentences: attach to the one before
-            idx = max((i for i, (a, _) in enumerate(spans) if a <= c.start), default=0)
+        # the sentence holding the marker; in whitespace between sentences, the one before
+        idx = max(bisect_right(span_starts, c.start) - 1, 0)
         # a marker opening a sentence ("Claim. [2] Next") cites the previous sentence
-        if idx > 0 and _only_markers(text[spans[idx][0] : c.start], cites, spans[idx][0]):
+        head = spans[idx][0]
+        if idx > 0 and _only_markers(text[head : c.start], within(head, c.start), head):
             idx -= 1
         owner[idx].append(c)
     claims = []
     for i, ((a, b), cs) in enumerate(zip(spans, owner, strict=True)):
-        inside = [c for c in cites if a <= c.start < b]
-        body = _strip_markers(text[a:b], a, inside)
+        body = _strip_markers(text[a:b], a, within(a, b))
         if not body and not cs:
             continue  # a sentence that was only markers, all given to the previous sentence
         claims.append(Claim(i, a, b, body, tuple(cs)))
@@ -282,7 +397,7 @@ def parse_answer(text: str, references: Collection[str] | None = None) -> list[C
 
 
 def _only_markers(head: str, cites: list[Citation], offset: int) -> bool:
-    """True when ``head`` (the text from ``offset``) is nothing but citation markers."""
+    """True when ``head`` (the text from ``offset``) is nothing but the markers ``cites``."""
     inside = [c for c in cites if offset <= c.start and c.end <= offset + len(head)]
     return not _strip_markers(head, offset, inside).strip(" .,;:")
 
@@ -298,8 +413,16 @@ def candidate_ids(ref: str) -> list[str]:
 
 
 def resolve(ref: str, passages: dict[str, str]) -> str | None:
-    """The passage id ``ref`` points at, or None (an out-of-range index or unknown id)."""
+    """The passage id ``ref`` points at, or None (an out-of-range index or unknown id). A DOI ref
+    also finds a passage stored under the same DOI in another case or spelling
+    (``"DOI:10.1/x"`` -> ``"10.1/X"``, ``"https://doi.org/10.1/X"``): DOIs are case-insensitive."""
     for cand in candidate_ids(ref):
         if cand in passages:
             return cand
+    if ref.startswith("DOI:"):
+        doi = ref[4:].lower()
+        for pid in passages:
+            got = canonical(pid, default_scheme="DOI")
+            if got is not None and got.scheme == "DOI" and got.value == doi:
+                return pid
     return None

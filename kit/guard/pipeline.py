@@ -91,9 +91,11 @@ def read_answers(path: Path) -> list[AnswerRecord]:
 
 
 def _render_marker(c: Citation, rows: list[dict[str, Any]]) -> str:
+    """The marker as the guarded answer writes it: as it was when every ref is supported, else
+    one bracket per ref; the words of a markdown link (``c.keep``) stay (nothing is deleted)."""
     if all(r["status"] == "supported" for r in rows):
         return c.text
-    parts = []
+    parts = [f"{c.keep} "] if c.keep else []
     for r in rows:
         if r["status"] == "supported":
             parts.append(f"[{r['cited']}]")

@@ -32,8 +32,6 @@ _HEADING = re.compile(
 _ENTRY = re.compile(r"^\s*(?:\[(\d{1,4})\]|(\d{1,4})[.)]|[-*•])\s+(.+)$")
 _SURNAME = re.compile(r"^\W*([A-Z][\w'’-]+)")
 _YEAR = re.compile(r"\b((?:19|20)\d{2})[a-z]?\b")
-_DOI_PREFIX = re.compile(r"^(?:doi\s*:\s*|(?:https?://)?(?:dx\.)?doi\.org/)", re.I)
-_TRAIL = ".,;:)]"
 
 
 @dataclass(frozen=True)
@@ -48,13 +46,14 @@ def identifiers_in(text: str) -> list[tuple[str, str]]:
     """(identifier as written, scheme) for each identifier in ``text``, in order, found by the
     corpus layer (:func:`kit.corpus.identifiers.find_identifiers`: any spelling it reads, a
     PubMed / PMC / doi.org / arXiv / ClinicalTrials.gov link read as that identifier); a DOI is
-    given without its ``doi:`` / ``https://doi.org/`` prefix, and a URL of no other scheme counts
-    only when the text names no other identifier."""
+    given in its canonical form (no ``doi:`` / ``https://doi.org/`` prefix, lower case), and a
+    URL of no other scheme counts only when the text names no other identifier. Every URL is
+    read here: an entry of the answer's reference list is a reference by its place, so a web
+    page it gives is that reference's identifier (URLs in the answer's prose are citations only
+    when scholarly, :func:`kit.guard.citations.find_citations`)."""
     found: list[tuple[str, str]] = []
     for a, b, ident in find_identifiers(text):
-        written = text[a:b].rstrip(_TRAIL)
-        if ident.scheme == "DOI":
-            written = _DOI_PREFIX.sub("", written)
+        written = ident.value if ident.scheme == "DOI" else text[a:b]
         found.append((written, ident.scheme.lower()))
     named = [f for f in found if f[1] != "url"]
     return named or found

@@ -88,7 +88,13 @@ def test_reference_list_entries_use_the_corpus_reading() -> None:
         ("A, see https://www.ncbi.nlm.nih.gov/pubmed/123.", [("PMID:123",)]),
         ("A [https://pmc.ncbi.nlm.nih.gov/articles/PMC9/].", [("PMC9",)]),
         ("A as in PMID 123 and PMC9.", [("PMID:123",), ("PMC9",)]),
-        ("A (https://example.org/page).", [("https://example.org/page",)]),
+        # a web page is no cited paper (it stays in the claim); a scholarly page is a URL
+        # citation (unchecked when no corpus resolves it)
+        ("A (https://example.org/page).", []),
+        (
+            "A (https://www.ncbi.nlm.nih.gov/books/NBK1/).",
+            [("https://www.ncbi.nlm.nih.gov/books/NBK1",)],
+        ),
         ("A (10.5 mg/kg) in 2020 [1].", []),  # no numeric list given: not a citation
     ],
 )
@@ -141,3 +147,54 @@ def test_a_link_listed_as_a_url_is_the_identifier_it_links() -> None:
         ("https://example.org/page",),
     ]
     assert canonical("https://pmc.ncbi.nlm.nih.gov/articles/PMC55/", "URL").label == "PMC55"
+
+
+def test_one_doi_in_any_case_is_one_citation_of_the_run() -> None:
+    """DOIs are case-insensitive: a marker, a reference-list entry and a listed citation that
+    spell one DOI in different cases name one paper, keyed in lower case."""
+    run = run_v2_from_dict(
+        {
+            "format_version": 2, "run_id": "r", "task_id": "t", "model": "m",
+            "answer": (
+                "Aspirin works (doi:10.1000/ABC). Coffee is fine [1]. Tea helps [2].\n\n"
+                "References\n[1] Lee. https://doi.org/10.1000/Abc\n"
+                "[2] Wu. https://doi.org/10.1016/S0140-6736(20)30183-5\n"
+            ),
+            "citations": [{"id": "10.1000/abC", "scheme": "doi", "key": "3"}],
+        }
+    )  # fmt: skip
+    assert [c.cites for c in run.claims] == [
+        ("doi:10.1000/abc",),
+        ("doi:10.1000/abc",),
+        ("doi:10.1016/s0140-6736(20)30183-5",),
+    ]
+    assert [c.label for c in run.cited] == ["doi:10.1000/abc", "doi:10.1016/s0140-6736(20)30183-5"]
+
+
+def test_a_web_page_in_prose_is_no_citation_but_a_listed_one_is() -> None:
+    run = run_v2_from_dict(
+        {
+            "format_version": 2, "run_id": "r", "task_id": "t", "model": "m",
+            "answer": (
+                "The ESC recommends aspirin (https://www.escardio.org/guidelines). "
+                "The WHO agrees [1].\n\nReferences\n[1] WHO report. https://www.who.int/r/1\n"
+            ),
+        }
+    )  # fmt: skip
+    assert [(c.text, c.cites) for c in run.claims] == [
+        ("The ESC recommends aspirin (https://www.escardio.org/guidelines).", ()),
+        ("The WHO agrees.", ("https://www.who.int/r/1",)),
+    ]
+
+
+def test_v1_claim_is_not_cut_at_a_web_page() -> None:
+    answer = (
+        "Guidelines (https://www.escardio.org/g) say aspirin helps (PMID:1). "
+        "Coffee (see https://pubmed.ncbi.nlm.nih.gov/2/) is fine (PMID:3)."
+    )
+    assert claim_for(answer, Citation("PMID", "1")) == (
+        "Guidelines (https://www.escardio.org/g) say aspirin helps"
+    )
+    assert claim_for(answer, Citation("PMID", "3")) == "is fine"
+    # a web page the run lists as its citation is still found and closes its own claim
+    assert claim_for(answer, Citation("URL", "https://www.escardio.org/g")) == "Guidelines"
