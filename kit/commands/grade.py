@@ -1,8 +1,9 @@
 """`kit grade`: checklist grading, citation audit, behaviour, replay cache, planted audit.
 
-DESIGN.md section C; seed 002 (OpenBioRQ). Each subcommand reads its inputs, calls the pure core
-in kit.grade, and prints or writes one table (--format, --out). Exit status: 0 ok; 1 a check ran
-and failed (replay misses, a planted rate outside its interval); 2 bad input or configuration.
+docs/architecture.md, "Grading"; seed 002 (OpenBioRQ). Each subcommand reads its inputs, calls the
+pure core in kit.grade, and prints or writes one table (--format, --out). Exit status: 0 ok; 1 a
+check ran and failed (replay misses, a planted rate outside its interval); 2 bad input or
+configuration.
 """
 
 from __future__ import annotations

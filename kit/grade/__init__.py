@@ -1,4 +1,4 @@
-"""Grading agent runs (DESIGN.md section C; seed 002, OpenBioRQ).
+"""Grading agent runs (docs/architecture.md, "Grading"; seed 002, OpenBioRQ).
 
 Functional core, one rule per home:
 

@@ -21,11 +21,11 @@ as a table instead, ``schemas/grade_verdicts.yaml``):
 The scorer is any :class:`kit.grade.support.SupportScorer` -- the lexical baseline or the citation
 guard's ONNX MiniLM verifier.
 
-Judges are instruments selected by card (DESIGN.md "Instruments and gold"): :func:`judge_runs`
-hands every (question, criterion, answer) of the runs to a :class:`ChecklistJudge` in one batch
-and never branches on its kind -- :class:`LexicalJudge` (these rules; the default and the
-baseline; no reason) or :class:`kit.grade.llm_judge.LlmJudge` (a chat model; its short reason
-kept in the verdict table's ``reason`` column).
+Judges are instruments selected by card (docs/architecture.md, "Instruments and gold"):
+:func:`judge_runs` hands every (question, criterion, answer) of the runs to a
+:class:`ChecklistJudge` in one batch and never branches on its kind -- :class:`LexicalJudge` (these
+rules; the default and the baseline; no reason) or :class:`kit.grade.llm_judge.LlmJudge` (a chat
+model; its short reason kept in the verdict table's ``reason`` column).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Claim-passage pair tables in any of csv / parquet / jsonl (the I/O edge of guard scoring).
 
-DESIGN.md section B, "Pair tables": anything with columns ``claim`` and ``passage`` can be scored
-and evaluated; optional ``pair_id`` (the key; generated as the 1-based record number when
-absent), ``label`` (gold or construction label, mapped by :func:`normalise_labels`) and
-``group`` (cluster id for bootstrap CIs). Every other column is carried through unchanged, so
-the PubMedQA construction tables of ``kit guard pairs`` (item_pmid, pair_type, label, claim,
-passage_pmid, passage, decision) are pair tables as they are.
+docs/architecture.md, "Citation guard", "Pair tables": anything with columns ``claim`` and
+``passage`` can be scored and evaluated; optional ``pair_id`` (the key; generated as the 1-based
+record number when absent), ``label`` (gold or construction label, mapped by
+:func:`normalise_labels`) and ``group`` (cluster id for bootstrap CIs). Every other column is
+carried through unchanged, so the PubMedQA construction tables of ``kit guard pairs`` (item_pmid,
+pair_type, label, claim, passage_pmid, passage, decision) are pair tables as they are.
 
 Text is text: a ``[10]`` inside a claim is part of the claim, not a citation marker (markers
 are only parsed by ``kit guard run`` on answers).

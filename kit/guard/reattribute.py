@@ -3,7 +3,7 @@
 Seed 001, Appendix S4: re-attribution is a swappable commodity slot; a deterministic lexical
 BM25 (recall@1 0.69 on QASA) matches the best open generator, but a lexical ranker cannot tell
 support from contradiction, so the guard uses BM25 only to *propose* a candidate and the
-verifier to *judge* it before any pointer moves (DESIGN.md section B).
+verifier to *judge* it before any pointer moves (docs/architecture.md, "Citation guard").
 
 BM25 here is rank-bm25's BM25Okapi (k1 = 1.5, b = 0.75) over lower-cased word tokens, with one
 deviation: idf = ln(1 + (N - n + 0.5) / (n + 0.5)) (Lucene's form, always > 0) instead of
