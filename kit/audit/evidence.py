@@ -33,7 +33,7 @@ from typing import Any
 from kit.audit.records import Record, has_passage, split_records
 from kit.corpus.identifiers import SCHEMES, canonical
 from kit.grade.citation_audit import AgentRead
-from kit.grade.runs import AgentRun, Citation, ToolCall
+from kit.runs.model import AgentRun, Citation, ToolCall
 
 # An argument named like a scheme holds a bare value of that scheme ({"pmid": "123"}).
 _ARG_SCHEME = {s.lower(): s for s in SCHEMES} | {

@@ -40,9 +40,9 @@ import pandas as pd
 from kit.errors import ConfigError, InputError, Location, check_param
 from kit.grade.checklist import Checklist, Criterion
 from kit.grade.citation_audit import CITATION_MARKER
-from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
 from kit.grade.text import content_set, phrase_present, term_present
+from kit.runs.model import AgentRun, Citation
 
 NO_TOOLS_SUFFIX = "[no tools]"
 PassageOf = Callable[[Citation], str | None]
