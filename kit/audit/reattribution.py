@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit.corpus.lexical import tokenize
 from kit.errors import check_param
 from kit.grade.support import SupportScorer
-from kit.guard.reattribute import tokenize
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from kit import atomic, boundary
 from kit.errors import ConfigError
+from kit.guard.verifiers.layout import CARD_NAME, FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
 
 OPSET = 17  # LayerNormalization is a standard op from opset 17
-MAX_LENGTH = 256  # sentence_bert_config.json max_seq_length (the shipped tokenizer.json says 128)
-FP32_NAME = "minilm-fp32.onnx"
-INT8_NAME = "minilm-int8.onnx"
-TOKENIZER_NAME = "tokenizer.json"
-CARD_NAME = "card.json"
 
 
 def package_model_dir() -> Path:

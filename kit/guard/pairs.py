@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit.corpus.lexical import tokenize
 from kit.errors import InputError, Location
-from kit.guard.reattribute import build_bm25, tokenize
+from kit.guard.reattribute import build_bm25
 from kit.guard.windows import split_sentences
 
 NEG_TYPES = ("random", "mesh", "bm25", "negated")

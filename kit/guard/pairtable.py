@@ -214,6 +214,26 @@ def write_pair_table(frame: pd.DataFrame, path: str | Path) -> Path:
     return atomic.write_text(p, "".join(lines))
 
 
+def group_values(frame: pd.DataFrame, column: str | None) -> tuple[np.ndarray | None, str]:
+    """The cluster ids for bootstrap CIs: --group-column, else `group` when present."""
+    if column is None:
+        column = "group" if "group" in frame.columns else None
+        if column is None:
+            return None, ""
+    if column not in frame.columns:
+        raise ConfigError("bad_parameter", f"--group-column {column!r} is not a column")
+    g = frame[column]
+    if g.isna().any():
+        idx = int(g.index[g.isna()][0])
+        base = int(frame.attrs.get("row_base", 0))
+        raise InputError(
+            "bad_group",
+            "empty cluster id",
+            where=Location(frame.attrs.get("source"), idx + base, column),
+        )
+    return g.astype(str).to_numpy(), column
+
+
 def parse_label_map(text: str | None) -> dict[str, str]:
     """'SRC=DST,SRC=DST' -> {SRC: DST}; DST must name a class (ConfigError otherwise)."""
     if not text:
