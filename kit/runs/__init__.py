@@ -9,5 +9,6 @@
 
 Harness logs (inspect_ai, lm-evaluation-harness, any JSONL) become v2 records in
 :mod:`kit.importers`. The layering (docs/architecture.md) puts this package below the domains
-that read runs (guard, grade, audit): it imports only the ground floor and :mod:`kit.corpus`.
+that read runs (guard, grade, audit): it imports the ground floor and :mod:`kit.corpus` (and,
+until step 3 moves the citation-marker tokenizer here, :mod:`kit.guard.citations`).
 """
