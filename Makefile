@@ -79,9 +79,10 @@ bench: setup  ## benchmarks: timings and ratios against baselines measured in th
 device-check: setup  ## on a CUDA GPU, verifier parity with CPU and pairs/s (bench/device_check.py); exit 77 = skipped
 	$(BIN)/python bench/device_check.py
 
-lint: $(BIN)/.installed  ## ruff lint + format check
+lint: $(BIN)/.installed  ## ruff lint + format check + the layering contract (.importlinter, docs/architecture.md)
 	$(BIN)/ruff check kit tests $(wildcard bench)
 	$(BIN)/ruff format --check kit tests $(wildcard bench)
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/hadolint containers/Dockerfile.cpu containers/Dockerfile.gpu
 
 format: $(BIN)/.installed

@@ -78,8 +78,9 @@ def ingest(files: list[Path], root: Path, name: str) -> dict:
 
 def bm25_compare(root: Path, name: str, n_docs: int, n_queries: int, n_ref: int) -> None:
     from kit.corpus.bm25 import BM25Index
+    from kit.corpus.lexical import tokenize
     from kit.corpus.store import DiskCorpus, doc_text
-    from kit.guard.reattribute import build_bm25, tokenize
+    from kit.guard.reattribute import build_bm25
 
     con = DiskCorpus.open(root / name).connect()
     rows = con.execute(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kit.grade.citation_audit import citation_rows
-from kit.grade.runs import AgentRun
+from kit.runs.model import AgentRun
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from kit.audit.records import Record, split_records, whole_record
 from kit.audit.records_json import one_paper
 from kit.corpus.identifiers import SCHEMES, canonical
 from kit.grade.citation_audit import AgentRead
-from kit.grade.runs import AgentRun, Citation, ToolCall
+from kit.runs.model import AgentRun, Citation, ToolCall
 
 # An argument named like a scheme holds a bare value of that scheme ({"pmid": "123"}).
 _ARG_SCHEME = {s.lower(): s for s in SCHEMES} | {

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from kit.grade.runs import AgentRun
+from kit.runs.model import AgentRun
 
 
 @dataclass(frozen=True)

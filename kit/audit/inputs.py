@@ -117,7 +117,7 @@ def _run_id_at(path: Path, line: int | None) -> str | None:
 def read_inputs(opts: AuditOptions) -> Inputs:
     """Read and validate every input; InputError / ConfigError name file, row and field."""
     from kit.corpus.catalog import BUILTIN, open_built, parse_names
-    from kit.grade.reader import RunsRead, read_runs
+    from kit.runs.reader import RunsRead, read_runs
     from kit.schema import read_table, read_yaml
 
     for name in parse_names(opts.corpus):

@@ -30,8 +30,8 @@ from kit.audit import support as support_stage
 from kit.audit.inputs import AuditOptions, Inputs, read_inputs, resolved_alpha
 from kit.errors import ConfigError
 from kit.grade.citation_audit import CITATION_ROW_COLUMNS, SupportRule
-from kit.grade.runs import AgentRun
 from kit.progress import Progress
+from kit.runs.model import AgentRun
 
 CHUNK_RUNS = 50
 

@@ -1,5 +1,5 @@
-"""Stage: re-attribution suggestions (DESIGN.md section B) for citations the conformal rule
-flags -- BM25 (:mod:`kit.guard.reattribute`'s Lucene-idf BM25, served by
+"""Stage: re-attribution suggestions for citations the conformal rule flags (docs/architecture.md,
+"Citation guard") -- BM25 (:mod:`kit.guard.reattribute`'s Lucene-idf BM25, served by
 :mod:`kit.corpus.bm25`) over the whole corpus proposes the best other paper for the claim; the
 verifier judges it; a suggestion is made only when it scores above tau. Nothing is deleted.
 """
@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit.corpus.lexical import tokenize
 from kit.errors import check_param
 from kit.grade.support import SupportScorer
-from kit.guard.reattribute import tokenize
 
 
 @dataclass(frozen=True)

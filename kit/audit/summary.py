@@ -214,8 +214,8 @@ def behaviour_headline(per_run: pd.DataFrame, level: float) -> list[dict[str, An
 
 
 def status_counts(runs: Sequence[Any]) -> dict[str, int]:
-    """Runs by their fate in the harness (kit.grade.runs.RUN_STATUSES)."""
-    from kit.grade.runs import RUN_STATUSES
+    """Runs by their fate in the harness (kit.runs.model.RUN_STATUSES)."""
+    from kit.runs.model import RUN_STATUSES
 
     return {s: sum(1 for r in runs if r.status == s) for s in RUN_STATUSES}
 

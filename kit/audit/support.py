@@ -16,8 +16,8 @@ import pandas as pd
 
 from kit.audit.evidence import agent_read_rows
 from kit.grade.citation_audit import SupportRule, score_support
-from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
+from kit.runs.model import AgentRun, Citation
 
 
 def support(

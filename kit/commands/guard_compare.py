@@ -11,12 +11,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit.commands.guard import (
-    EVAL_FORMATS,
-    _group_values,
-    _table_stem,
-    labelled_scores_options,
-)
+from kit.commands.options import EVAL_FORMATS, labelled_scores_options, table_stem
 from kit.errors import ConfigError, InputError, Location
 from kit.schema import validate_frame
 
@@ -77,7 +72,12 @@ def compare_cmd(
       kit guard compare adapted.csv default.csv --name adapted --name default --out compare/
     """
     from kit.guard.compare import compare_scores, row_line
-    from kit.guard.pairtable import normalise_labels, parse_label_map, read_scores_table
+    from kit.guard.pairtable import (
+        group_values,
+        normalise_labels,
+        parse_label_map,
+        read_scores_table,
+    )
     from kit.report.tables import render, write_table
 
     if names and len(names) != 2:
@@ -114,7 +114,7 @@ def compare_cmd(
                 f"pair_id {pid!r}: {classes[differ[0]]} in A, {labels_b[differ[0]]} in B",
                 where=Location(str(scores_b), column="label"),
             )
-    groups, gcol = _group_values(frame_a, group_column)
+    groups, gcol = group_values(frame_a, group_column)
     tcol = type_column or ("pair_type" if "pair_type" in frame_a.columns else None)
     if tcol is not None and tcol not in frame_a.columns:
         raise ConfigError("bad_parameter", f"--type-column {tcol!r} is not a column")
@@ -143,7 +143,7 @@ def compare_cmd(
     if out is None:
         click.echo(render(table, "table"), nl=False)
         return
-    stem = _table_stem(out, "comparison")
+    stem = table_stem(out, "comparison")
     written = write_table(
         table, stem, EVAL_FORMATS, caption=f"{name_a} vs {name_b}: paired AUC difference"
     )

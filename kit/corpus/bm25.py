@@ -2,7 +2,7 @@
 
 The reference is :func:`kit.guard.reattribute.build_bm25`: rank-bm25's BM25Okapi (k1 = 1.5,
 b = 0.75) with Lucene's idf, idf(w) = ln(1 + (N - df + 0.5) / (df + 0.5)), over
-:func:`kit.guard.reattribute.tokenize` tokens. bm25s computes the same score with
+:func:`kit.corpus.lexical.tokenize` tokens. bm25s computes the same score with
 ``method="atire"`` (term part tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))) and
 ``idf_method="lucene"`` in float64, precomputed per (term, document) into a sparse matrix that is
 saved as .npy files and memory-mapped at query time: a query reads only its terms' postings.
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from kit.corpus.lexical import tokenize
 from kit.errors import ConfigError, InputError, Location
-from kit.guard.reattribute import tokenize
 
 K1 = 1.5
 B = 0.75

@@ -1,9 +1,9 @@
-"""Grading agent runs (DESIGN.md section C; seed 002, OpenBioRQ).
+"""Grading agent runs (docs/architecture.md, "Grading"; seed 002, OpenBioRQ).
 
 Functional core, one rule per home:
 
-* :mod:`kit.grade.runs` -- the agent-run record (schemas/json/agent_run.schema.json) and the
-  converter to the citation guard's input; :mod:`kit.grade.reader` reads files (the I/O edge).
+* the agent-run record it grades is :mod:`kit.runs` (the run model and every run format);
+  :mod:`kit.grade.reader` reads checklists and caches (the I/O edge).
 * :mod:`kit.grade.checklist` -- frozen checklists, scoring, solve rates, inter-judge agreement.
 * :mod:`kit.grade.judge` -- the built-in deterministic (lexical / verifier-backed) judge and
   the judge interface every checklist judge serves.

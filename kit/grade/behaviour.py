@@ -14,7 +14,7 @@ Seed 002 (OpenBioRQ), Appendix C.2 ("Behavioral divergence") and C.3 (no-tool ab
 * tool calls per answer: mean and median number of recorded calls (enabled arm).
 
 A run the harness did not finish (status ``error``: it failed, or ``limit``: a limit cancelled
-it; :data:`kit.grade.runs.RUN_STATUSES`) is counted apart (``status``, ``n_error``, ``n_limit``)
+it; :data:`kit.runs.model.RUN_STATUSES`) is counted apart (``status``, ``n_error``, ``n_limit``)
 and never as a non-attempt, a zero-tool run or a run that cites: its text is no answer and its
 trace stops early. The three flags are False for it and their rates are over finished runs.
 
@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from kit.grade.runs import AgentRun
+from kit.runs.model import AgentRun
 from kit.stats.wilson import wilson_ci
 
 NON_ATTEMPT_PATTERNS = (

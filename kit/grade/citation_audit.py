@@ -43,8 +43,8 @@ import pandas as pd
 from kit.corpus.coverage import Resolution
 from kit.corpus.identifiers import SCHEMES, find_identifiers, is_cited_paper
 from kit.errors import check_param
-from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
+from kit.runs.model import AgentRun, Citation
 from kit.stats.wilson import wilson_ci
 
 L1_STATUSES = ("found", "notfound", "transient", "unchecked")

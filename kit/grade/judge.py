@@ -21,11 +21,11 @@ as a table instead, ``schemas/grade_verdicts.yaml``):
 The scorer is any :class:`kit.grade.support.SupportScorer` -- the lexical baseline or the citation
 guard's ONNX MiniLM verifier.
 
-Judges are instruments selected by card (DESIGN.md "Instruments and gold"): :func:`judge_runs`
-hands every (question, criterion, answer) of the runs to a :class:`ChecklistJudge` in one batch
-and never branches on its kind -- :class:`LexicalJudge` (these rules; the default and the
-baseline; no reason) or :class:`kit.grade.llm_judge.LlmJudge` (a chat model; its short reason
-kept in the verdict table's ``reason`` column).
+Judges are instruments selected by card (docs/architecture.md, "Instruments and gold"):
+:func:`judge_runs` hands every (question, criterion, answer) of the runs to a
+:class:`ChecklistJudge` in one batch and never branches on its kind -- :class:`LexicalJudge` (these
+rules; the default and the baseline; no reason) or :class:`kit.grade.llm_judge.LlmJudge` (a chat
+model; its short reason kept in the verdict table's ``reason`` column).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ import pandas as pd
 from kit.errors import ConfigError, InputError, Location, check_param
 from kit.grade.checklist import Checklist, Criterion
 from kit.grade.citation_audit import CITATION_MARKER
-from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import SupportScorer
 from kit.grade.text import content_set, phrase_present, term_present
+from kit.runs.model import AgentRun, Citation
 
 NO_TOOLS_SUFFIX = "[no tools]"
 PassageOf = Callable[[Citation], str | None]

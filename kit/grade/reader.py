@@ -1,5 +1,5 @@
-"""Reading grade inputs from files (the I/O edge of kit.grade): checklists, caches; runs JSONL
-through :func:`kit.runs.reader.read_runs` (v1 and v2 records, re-exported here).
+"""Reading grade inputs from files (the I/O edge of kit.grade): checklists, caches. Runs files
+are read by :func:`kit.runs.reader.read_runs` (v1 and v2 records), the one runs reader.
 
 Every problem becomes an :class:`~kit.errors.InputError` naming file, line and field -- or, with
 ``on_error="skip"``, a counted skip row (line, reason, field, message); never a traceback.
@@ -11,16 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from kit import boundary
-from kit.runs.reader import RunsRead, Skip, read_runs
-
-__all__ = [
-    "RunsRead",
-    "Skip",
-    "read_checklists",
-    "read_json_file",
-    "read_jsonl_objects",
-    "read_runs",
-]
 
 
 def read_json_file(path: str | Path) -> Any:

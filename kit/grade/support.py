@@ -66,14 +66,3 @@ class LexicalSupport:
             den = sum(w.values())
             out[i] = sum(v for t, v in w.items() if t in ptoks) / den if den > 0 else 0.0
         return out
-
-
-def scorer_name(scorer: object) -> str:
-    """The instrument's name: ``name`` attribute, else the guard verifier card's name."""
-    name = getattr(scorer, "name", None)
-    if isinstance(name, str):
-        return name
-    card = getattr(scorer, "card", None)
-    if card is not None and isinstance(getattr(card, "name", None), str):
-        return f"guard verifier: {card.name}"
-    return type(scorer).__name__

@@ -18,14 +18,9 @@ import numpy as np
 
 from kit import atomic
 from kit.guard.evaluate import CLASSES as LABELS
-from kit.guard.export import (
-    CARD_NAME,
-    TOKENIZER_NAME,
-    build_minilm_graph,
-    quantize_int8,
-    sha256_bytes,
-)
+from kit.guard.export import build_minilm_graph, quantize_int8, sha256_bytes
 from kit.guard.verifier import RELATEDNESS_DIR, SCORING_RULES, ModelCard
+from kit.guard.verifiers.layout import CARD_NAME, TOKENIZER_NAME
 from kit.guard.windows import WindowSpec
 
 CROSS_FP32 = "cross-fp32.onnx"

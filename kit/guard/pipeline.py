@@ -1,7 +1,7 @@
 """The guard run: verify every claim-citation pair, flag by tau, re-attribute, rewrite markers.
 
-DESIGN.md section B; seed 001 Figure 1 (verify -> re-attribute -> flag). For each citation of
-each cited sentence:
+docs/architecture.md, "Citation guard"; seed 001 Figure 1 (verify -> re-attribute -> flag). For
+each citation of each cited sentence:
 
 1. resolve the id to a provided passage (an out-of-range index is ``missing_passage``);
 2. score s(claim, full passage) with the verifier (max over windows);

@@ -3,11 +3,11 @@
 Seed 001, Appendix S4: re-attribution is a swappable commodity slot; a deterministic lexical
 BM25 (recall@1 0.69 on QASA) matches the best open generator, but a lexical ranker cannot tell
 support from contradiction, so the guard uses BM25 only to *propose* a candidate and the
-verifier to *judge* it before any pointer moves (DESIGN.md section B).
+verifier to *judge* it before any pointer moves (docs/architecture.md, "Citation guard").
 
-BM25 here is rank-bm25's BM25Okapi (k1 = 1.5, b = 0.75) over lower-cased word tokens, with one
-deviation: idf = ln(1 + (N - n + 0.5) / (n + 0.5)) (Lucene's form, always > 0) instead of
-ln((N - n + 0.5) / (n + 0.5)) with an epsilon floor. Why: an answer cites only a handful of
+BM25 here is rank-bm25's BM25Okapi (k1 = 1.5, b = 0.75) over :func:`kit.corpus.lexical.tokenize`
+tokens, with one deviation: idf = ln(1 + (N - n + 0.5) / (n + 0.5)) (Lucene's form, always > 0)
+instead of ln((N - n + 0.5) / (n + 0.5)) with an epsilon floor. Why: an answer cites only a handful of
 passages, and with N = 2 or 3 documents the classic idf is 0 or negative for most terms, so
 every candidate scores 0 and the "ranking" is the id order. Statistics (N, n, avgdl) are taken
 over *all* the answer's passages, then the cited one is excluded from the ranking. Ties are
@@ -16,15 +16,9 @@ broken by passage id so the ranking is deterministic.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_STOP = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was "
-    "were which with".split()
-)
+from kit.corpus.lexical import tokenize
 
 
 def build_bm25(corpus: list[list[str]]) -> object:
@@ -41,11 +35,6 @@ def build_bm25(corpus: list[list[str]]) -> object:
             self.average_idf = sum(self.idf.values()) / max(1, len(self.idf))
 
     return _BM25(corpus)
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens without a small English stop list."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
 def bm25_rank(

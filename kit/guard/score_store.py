@@ -254,6 +254,17 @@ def write_shard(
     return path
 
 
+def scorer_name(scorer: object) -> str:
+    """The instrument's name: ``name`` attribute, else the guard verifier card's name."""
+    name = getattr(scorer, "name", None)
+    if isinstance(name, str):
+        return name
+    card = getattr(scorer, "card", None)
+    if card is not None and isinstance(getattr(card, "name", None), str):
+        return f"guard verifier: {card.name}"
+    return type(scorer).__name__
+
+
 @dataclass
 class ScoreStore:
     """The scores of one (verifier sha256, scoring mode) partition of a store folder.
@@ -438,8 +449,6 @@ class StoredScorer:
 
     @property
     def name(self) -> str:
-        from kit.grade.support import scorer_name
-
         return scorer_name(self.inner)
 
     @property

@@ -111,7 +111,7 @@ def default_card(
     fp32_sha256: str, int8_sha256: str, tokenizer_sha256: str, weights_sha256: str
 ) -> dict[str, Any]:
     """The card.json of the embedded default verifier (written by ``kit guard build-verifier``)."""
-    from kit.guard.export import FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
+    from kit.guard.verifiers.layout import FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
 
     card = ModelCard(
         name="all-MiniLM-L6-v2 (bi-encoder, mean pooling, L2)",

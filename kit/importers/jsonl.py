@@ -171,7 +171,7 @@ def _claims(value: Any, field: str, source: str, line: int) -> list[Any]:
 def _fate(target: str, value: Any, field: str, source: str, line: int) -> Any:
     """A mapped ``status`` (one of RUN_STATUSES), ``error`` (text or null) or ``limit`` (a
     name, or a ``{type, value?, reason?}`` object checked by the v2 reader)."""
-    from kit.grade.runs import RUN_STATUSES
+    from kit.runs.model import RUN_STATUSES
 
     if target == "status" and value not in RUN_STATUSES:
         raise InputError(

@@ -2,12 +2,12 @@
 
 Pure: a validated board frame in, one result row per board row out. Checks, per row:
 
-1. **Composite = equal-weight mean of the printed axes** (DESIGN.md A, "Composite"). Every
-   printed number is rounded to 3 decimals, i.e. off by at most 0.0005 from the value the paper
-   computed. The mean of k rounded axes is then off by at most 0.0005 (the mean of errors each in
-   [-0.0005, 0.0005]), and the printed composite by another 0.0005, so an honest row satisfies
-   ``|composite - mean(axes)| <= 0.001``. :data:`ROUNDING_TOLERANCE` is that bound (plus 1e-9
-   for binary floating point); anything larger cannot come from rounding alone.
+1. **Composite = equal-weight mean of the printed axes** (docs/architecture.md, "Certified
+   leaderboard"). Every printed number is rounded to 3 decimals, i.e. off by at most 0.0005 from the
+   value the paper computed. The mean of k rounded axes is then off by at most 0.0005 (the mean of
+   errors each in [-0.0005, 0.0005]), and the printed composite by another 0.0005, so an honest row
+   satisfies ``|composite - mean(axes)| <= 0.001``. :data:`ROUNDING_TOLERANCE` is that bound (plus
+   1e-9 for binary floating point); anything larger cannot come from rounding alone.
 2. **Rank interval**: ``1 <= rank_lo <= rank_hi <= ranked_systems``, and a table never lists more
    systems than it ranks over (the paper ranks one commercial system it does not report).
 3. **Axes present as the entry condition requires**: retrieval is scored only under

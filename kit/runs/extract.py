@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kit.corpus.identifiers import SCHEMES, canonical, find_identifiers
-from kit.grade.runs import Citation, RunClaim
 from kit.guard.citations import author_year_key, identifier_ref, parse_answer
+from kit.runs.model import Citation, RunClaim
 
 SCHEME_ID_TYPE = {s.lower(): s for s in SCHEMES} | {"other": "OTHER"}
 MARKERS = ("auto", "numeric", "identifiers", "author-year", "none")

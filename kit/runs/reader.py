@@ -1,9 +1,9 @@
 """Reading agent-run files, format v1 and v2 alike (the I/O edge of :mod:`kit.runs`).
 
 One reader for ``kit audit`` and ``kit grade``: a JSONL file whose lines are v1 records
-(:func:`kit.grade.runs.run_from_dict`) or v2 records (:func:`kit.runs.v2.run_v2_from_dict`),
+(:func:`kit.runs.v1.run_from_dict`) or v2 records (:func:`kit.runs.v2.run_v2_from_dict`),
 told apart by the ``format_version`` field, all returned as the audit's
-:class:`~kit.grade.runs.AgentRun`. Every problem becomes an :class:`~kit.errors.InputError`
+:class:`~kit.runs.model.AgentRun`. Every problem becomes an :class:`~kit.errors.InputError`
 naming file, line and field (the CLI's exit 2) -- or, with ``on_error="skip"``, a counted skip.
 """
 
@@ -15,7 +15,8 @@ from typing import Any
 
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location
-from kit.grade.runs import DEFAULT_MAX_ANSWER_CHARS, AgentRun, run_from_dict
+from kit.runs.model import DEFAULT_MAX_ANSWER_CHARS, AgentRun
+from kit.runs.v1 import run_from_dict
 
 
 def run_from_record(

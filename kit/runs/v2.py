@@ -1,4 +1,4 @@
-"""Run format v2: one decoded JSON object -> the audit's :class:`~kit.grade.runs.AgentRun` (pure).
+"""Run format v2: one decoded JSON object -> the audit's :class:`~kit.runs.model.AgentRun` (pure).
 
 The JSON Schema is ``schemas/json/agent_run.v2.schema.json`` (docs/runs.md). Checks run in
 two steps: the schema (the first problem, by field path, becomes an InputError naming source,
@@ -13,14 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from kit.errors import InputError, Location
-from kit.grade.runs import (
-    DEFAULT_MAX_ANSWER_CHARS,
-    AgentRun,
-    Citation,
-    RunClaim,
-    ToolCall,
-    check_answer_size,
-)
 from kit.guard.citations import identifier_ref
 from kit.runs.extract import (
     claims_from_answer,
@@ -28,6 +20,14 @@ from kit.runs.extract import (
     reference_index,
     split_reference_section,
     to_citation,
+)
+from kit.runs.model import (
+    DEFAULT_MAX_ANSWER_CHARS,
+    AgentRun,
+    Citation,
+    RunClaim,
+    ToolCall,
+    check_answer_size,
 )
 
 FORMAT_VERSION = 2

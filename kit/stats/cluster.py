@@ -1,4 +1,4 @@
-"""Cluster-robust t radius for a mean of paired differences (DESIGN.md section A, Eq. (4)).
+"""Cluster-robust t radius for a mean of paired differences (Eq. (4); docs/architecture.md).
 
 The sampling radius q_n(delta') of Eq. (4) in "What Can a Leaderboard Certify?" is the
 half-width of a cluster-robust t interval for the mean paired difference:

@@ -23,7 +23,8 @@ from kit.grade.citation_audit import (
     claim_for,
     score_support,
 )
-from kit.grade.runs import Citation, run_from_dict
+from kit.runs.model import Citation
+from kit.runs.v1 import run_from_dict
 from kit.runs.v2 import run_v2_from_dict
 from kit.schema import read_table, validate_json
 

@@ -20,7 +20,7 @@ from kit.audit.flags import flag_citations
 from kit.audit.records import split_records
 from kit.cli import cli
 from kit.grade.citation_audit import AgentRead, SupportRule, score_support
-from kit.grade.runs import Citation
+from kit.runs.model import Citation
 from kit.runs.v2 import run_v2_from_dict
 from kit.schema import read_table, validate_json
 

@@ -9,8 +9,9 @@ import pytest
 
 from kit.corpus.bm25 import BM25Index
 from kit.corpus.catalog import pubmedqa_from_registry
+from kit.corpus.lexical import tokenize
 from kit.corpus.synthetic import synthetic_records
-from kit.guard.reattribute import build_bm25, tokenize
+from kit.guard.reattribute import build_bm25
 
 
 def _reference_top(ref: object, ids: list[str], query: str, k: int) -> list[tuple[str, float]]:

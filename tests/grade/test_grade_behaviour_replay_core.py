@@ -19,7 +19,7 @@ from kit.grade.replay import (
     request_key,
     save_cache,
 )
-from kit.grade.runs import AgentRun, Citation, ToolCall
+from kit.runs.model import AgentRun, Citation, ToolCall
 
 
 def _run(

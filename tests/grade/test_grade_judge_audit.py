@@ -23,8 +23,8 @@ from kit.grade.citation_audit import (
 )
 from kit.grade.corpus import CORPORA, CatalogResolver, catalog_resolvers
 from kit.grade.judge import JudgeRule, judge_criterion
-from kit.grade.runs import AgentRun, Citation
 from kit.grade.support import LexicalSupport
+from kit.runs.model import AgentRun, Citation
 
 
 class FixedScorer:

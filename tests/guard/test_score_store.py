@@ -57,6 +57,23 @@ def test_pair_key_separates_fields() -> None:
     assert a[:32].hex() == ss.text_sha256("ab")
 
 
+def test_scorer_name_is_the_name_then_the_card_then_the_class() -> None:
+    """What a report calls an instrument: its name, else its verifier card's name."""
+
+    class Named:
+        name = "lexical-idf-coverage"
+
+    class Carded:
+        card = type("Card", (), {"name": "minilm-nli"})()
+
+    class Bare:
+        pass
+
+    assert ss.scorer_name(Named()) == "lexical-idf-coverage"
+    assert ss.scorer_name(Carded()) == "guard verifier: minilm-nli"
+    assert ss.scorer_name(Bare()) == "Bare"
+
+
 def test_scoring_mode_tracks_what_changes_a_score() -> None:
     card = SimpleNamespace(kind="cross-encoder", scoring_rule="r", window_rule="w", extra={})
     base = SimpleNamespace(card=card, labels=["entailment", "neutral"], scoring="entailment")

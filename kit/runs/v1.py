@@ -1,10 +1,10 @@
-"""The agent-run format: one JSON object per line, one line per (model, task) attempt (pure).
+"""Run format v1: one JSON object per line, one line per (model, task) attempt (pure).
 
 Seed 002 (OpenBioRQ), Section "Agentic evaluation" and Appendix B (harness): "Traces record the
 final answer, ordered tool calls, token usage, and wallclock time"; the trace also carries the
 cited identifiers. The JSON Schema is ``schemas/json/agent_run.schema.json``; this module turns
-one already-decoded JSON object into a frozen :class:`AgentRun` (file reading lives in
-:mod:`kit.grade.reader`). A record::
+one already-decoded JSON object into a frozen :class:`~kit.runs.model.AgentRun` (file reading
+lives in :mod:`kit.runs.reader`). A record::
 
     {"run_id": "glm-t0001", "task_id": "t0001", "model": "GLM-5.1",
      "answer": "... (PMID:21645374)", "cited": ["PMID:21645374", "NCT01234567"],
@@ -21,135 +21,28 @@ without version) and URLs; each is kept in its canonical form. ``difficulty`` is
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
-from kit.corpus.identifiers import Identifier, canonical
 from kit.errors import InputError, Location
+from kit.runs.model import (
+    DEFAULT_MAX_ANSWER_CHARS,
+    TOOL_STATUSES,
+    AgentRun,
+    Citation,
+    ToolCall,
+    check_answer_size,
+    parse_citation,
+)
 
-TOOL_STATUSES = ("ok", "error", "timeout")
-RUN_STATUSES = ("ok", "error", "limit")
-"""A run's fate in its harness: ``ok`` it finished (success); ``error`` the harness failed on
-it (``AgentRun.error`` holds the message); ``limit`` a limit cancelled it (``AgentRun.limit``
-names which: message, token, time, ...). Only ``ok`` runs have an answer the audit reads."""
-DEFAULT_MAX_ANSWER_CHARS = 100_000
 REQUIRED = ("run_id", "task_id", "model", "answer", "cited", "tool_calls", "tools_enabled")
 OPTIONAL = ("tokens", "wall_time_s", "difficulty")
 
 
-@dataclass(frozen=True)
-class Citation:
-    """A typed identifier: ``id_type`` is a scheme of :data:`kit.corpus.identifiers.SCHEMES`
-    (PMID, PMCID, DOI, ARXIV, NCT, URL); ``value`` the canonical identifier (a PMID's bare digits);
-    ``version`` an arXiv version (None otherwise)."""
-
-    id_type: str
-    value: str
-    version: int | None = None
-
-    @property
-    def identifier(self) -> Identifier:
-        return Identifier(self.id_type, self.value, self.version)
-
-    @property
-    def label(self) -> str:
-        return self.identifier.label
-
-
-@dataclass(frozen=True)
-class RunClaim:
-    """A claim of a run-format v2 record (kit.runs): given explicitly or extracted from the
-    answer; ``cites`` are the identifiers (:attr:`Citation.label`) it cites, ``unresolved`` the
-    markers that name no reference-list entry."""
-
-    text: str
-    cites: tuple[str, ...]
-    unresolved: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    tool: str
-    arguments: Mapping[str, Any] = field(hash=False)
-    response_sha256: str | None
-    status: str
-    response_text: str | None = None  # run format v2: what the agent read
-    response_ref: str | None = None  # run format v2: STORE#KEY of the text in a response store
-
-
-@dataclass(frozen=True)
-class AgentRun:
-    run_id: str
-    task_id: str
-    model: str
-    answer: str
-    cited: tuple[Citation, ...]
-    tool_calls: tuple[ToolCall, ...]
-    tools_enabled: bool
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    wall_time_s: float | None = None
-    difficulty: str | None = None
-    # run format v2 (kit.runs); v1 records keep the defaults
-    format_version: int = 1
-    claims: tuple[RunClaim, ...] = ()
-    error: str | None = None  # the harness failed on this sample (a failed run, kept)
-    scores: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    status: str = "ok"  # RUN_STATUSES: ok, error, limit
-    limit: str | None = None  # status limit: which limit (message, token, time, ...)
-    limit_value: float | None = None  # and its value, when the harness logged it
-
-    @property
-    def failed(self) -> bool:
-        """The harness failed on this run (status error)."""
-        return self.status == "error"
-
-    @property
-    def completed(self) -> bool:
-        """The run finished (status ok): only then is its answer audited as an answer."""
-        return self.status == "ok"
-
-    @property
-    def status_detail(self) -> str:
-        """The error message, or the limit that cancelled the run; empty for a finished run."""
-        if self.status == "error":
-            return self.error or "error"
-        if self.status == "limit":
-            value = "" if self.limit_value is None else f" {self.limit_value:g}"
-            return f"{self.limit or 'unknown'} limit{value}"
-        return ""
-
-    @property
-    def n_tool_calls(self) -> int:
-        return len(self.tool_calls)
-
-
-def parse_citation(text: str) -> Citation | None:
-    """``PMID:123`` -> Citation('PMID', '123'); ``NCT01234567`` -> Citation('NCT', ...); a PMCID,
-    DOI, arXiv id or URL in any spelling -> its canonical Citation; else None."""
-    ident = canonical(text)
-    return None if ident is None else Citation(ident.scheme, ident.value, ident.version)
-
-
 def _fail(source: str, line: int, column: str, message: str, reason: str = "bad_field") -> None:
     raise InputError(reason, message, where=Location(source, line, column))
-
-
-def check_answer_size(answer: str, source: str, line: int, max_answer_chars: int) -> None:
-    """Refuse an answer over the size cap (both run-format versions)."""
-    if len(answer) > max_answer_chars:
-        _fail(
-            source,
-            line,
-            "answer",
-            f"answer has {len(answer)} characters, over the cap of {max_answer_chars}",
-            "answer_too_large",
-        )
 
 
 def _is_int(v: Any) -> bool:
@@ -322,7 +215,3 @@ def to_guard_record(run: AgentRun, passage_of: Callable[[Citation], str | None])
             "unresolved": unresolved,
         },
     }
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
