@@ -282,10 +282,11 @@ def validate_judge_cmd(
           --gold people.csv --out data/judge-qwen-validated
     """
     from kit.grade.llm_judge import check_judge_card
-    from kit.grade.reader import read_checklists, read_runs
+    from kit.grade.reader import read_checklists
     from kit.grade.validate_judge import validate_judge
     from kit.guard.validate_card import validation_lines, write_validated_card
     from kit.guard.validation import VALIDATION_SCHEMA
+    from kit.runs.reader import read_runs
     from kit.schema import validate_json
 
     read = read_runs(runs, max_answer_chars, "raise")

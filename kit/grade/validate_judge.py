@@ -31,7 +31,7 @@ import pandas as pd
 from kit.errors import InputError, Location
 from kit.grade.checklist import Checklist
 from kit.grade.judge import NO_TOOLS_SUFFIX, judge_runs
-from kit.grade.runs import AgentRun
+from kit.runs.model import AgentRun
 
 UNIT = "(model, task, criterion) verdicts"
 KEYS = ["model", "task_id", "criterion_id"]

@@ -20,7 +20,7 @@ import pytest
 from kit.audit.evidence import agent_read, argument_keys, response_segment
 from kit.audit.records import has_passage, split_records
 from kit.grade.citation_audit import AgentRead
-from kit.grade.runs import Citation
+from kit.runs.model import Citation
 from kit.runs.v2 import run_v2_from_dict
 
 LACE = "Mitochondria move to the nucleus during developmental programmed cell death in lace plant."
