@@ -18,7 +18,7 @@ import click
 
 from kit.commands.sealed import sealed_file
 from kit.registry.fetch import DEFAULT_DEST
-from kit.registry.sources import REPO_ROOT
+from kit.registry.sources import REPO_ROOT, checkout_relative
 from kit.report.tables import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -30,11 +30,8 @@ SUFFIX_FORMAT = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".json": "js
 def shown(path: Path) -> str:
     """How a default path is shown in ``--help``: relative to the kit's checkout when inside it
     (``data/raw``, not ``/home/me/kit/data/raw``), else as given."""
-    for p, root in ((path.absolute(), REPO_ROOT), (path.resolve(), REPO_ROOT.resolve())):
-        if p.is_relative_to(root):
-            rel = p.relative_to(root).as_posix()
-            return rel if rel != "." else "the kit's checkout"
-    return str(path)
+    rel = checkout_relative(path)
+    return rel if rel != "." else "the kit's checkout"
 
 
 def checkout_path(relative: str) -> Path:

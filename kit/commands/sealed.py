@@ -25,8 +25,8 @@ Card folders (``kit guard build-verifier / train / adapt / import-verifier``) go
 (card.json, no receipt) may be replaced too; verifier loaders read only the files a card names,
 so its ``receipts/`` folder changes nothing they load.
 
-Receipts record paths as :func:`kit.commands.options.shown` writes them (relative to the kit's
-checkout when inside it), so a folder's bytes do not depend on where the checkout lies. Files
+Receipts record paths as :func:`kit.registry.sources.checkout_relative` writes them (relative to
+the kit's checkout when inside it), so a folder's bytes do not depend on where the checkout lies. Files
 named in ``apart`` (a card's ``build.json``: this build's seconds, speed and load, a reading of
 the machine) are sealed in their own sidecar (``build.json.receipt.json``) instead of the
 folder's receipt, so the folder's receipt — locked by DVC with the weights — is the same on
@@ -46,9 +46,9 @@ from typing import Any, TypeVar
 import click
 
 from kit import atomic
-from kit.commands.options import shown
 from kit.errors import ConfigError
 from kit.hashing import file_sha256
+from kit.registry.sources import checkout_relative
 from kit.release import receipts
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -82,9 +82,9 @@ def _record(kwargs: dict[str, Any], *outs: str) -> dict[str, Any]:
             continue
         if isinstance(value, Path):
             if value.is_file():
-                inputs[key] = {"path": shown(value), "sha256": file_sha256(value)}
+                inputs[key] = {"path": checkout_relative(value), "sha256": file_sha256(value)}
             else:
-                params[key] = shown(value)
+                params[key] = checkout_relative(value)
         elif value is None or isinstance(value, str | int | bool):
             params[key] = value
         elif isinstance(value, float):

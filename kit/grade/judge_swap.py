@@ -3,7 +3,7 @@
 Seed 002, Appendix C.4 ("Leaderboard robustness to the checklist judge"): the same (model,
 question) pairs re-graded by an independent judge; Cohen's kappa between the two judges' solve
 labels (0.65 there) and each model's solve-rate shift (at most 4.1 points there), with the
-ordering of the frontier models compared. DESIGN.md "Instruments and gold", *swapped*.
+ordering of the frontier models compared. docs/architecture.md, "Instruments and gold", *swapped*.
 
 Agreement (one row per level, over the items both judges graded):
 

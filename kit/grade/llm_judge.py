@@ -1,6 +1,6 @@
 """LLM checklist judges selected by card: a chat model behind an OpenAI-compatible endpoint.
 
-Seed 002 grades every answer with an LLM judge against frozen checklists; DESIGN.md
+Seed 002 grades every answer with an LLM judge against frozen checklists; docs/architecture.md,
 "Instruments and gold": a judge is an instrument selected by card. A card of kind
 ``llm-judge`` (``kit grade import-judge``, schemas/json/llm_judge_card.schema.json) pins the
 model and endpoint, the frozen prompt template (:mod:`kit.grade.judge_prompt`) and its sha256,

@@ -1,6 +1,6 @@
 """`kit grade validate-judge`: an LLM checklist judge validated against human verdicts (the shell).
 
-DESIGN.md "Instruments and gold", *validated before trust*, for the checklist judge: the runs
+docs/architecture.md, "Instruments and gold", *validated before trust*, for the checklist judge: the runs
 that people graded are graded by the judge twice -- each time a fresh
 :class:`kit.grade.llm_judge.LlmJudge` with the score store bypassed (``store_root=None``) -- and
 the first pass is compared with the people's verdicts exactly as a judge swap compares two

@@ -1,6 +1,6 @@
 """Parse a cited answer into sentences, citation markers and claim-citation pairs (pure).
 
-DESIGN.md section B "Claims and citations": split an answer into sentences; each sentence with
+docs/architecture.md, "Citation guard": split an answer into sentences; each sentence with
 citations yields claim-citation pairs. Recognised styles:
 
 * numeric brackets ``[1]``, ``[1, 2]``, ``[1; 3]``, ranges ``[1-3]`` / ``[1–3]`` (at most

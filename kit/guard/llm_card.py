@@ -1,6 +1,6 @@
 """LLM verifiers selected by card: a chat model behind an OpenAI-compatible endpoint.
 
-DESIGN.md "Instruments and gold": a card pins what the instrument is -- here the model name
+docs/architecture.md, "Instruments and gold": a card pins what the instrument is -- here the model name
 and endpoint, the frozen prompt template and its sha256, the decoding (temperature 0, a few
 tokens, top log-probabilities), the answer set {yes, no} and the answer rule
 (:mod:`kit.guard.llm_prompt`), and the window rule. Never a key: the card names the

@@ -1,6 +1,6 @@
 """`kit guard validate`: validate a verifier card against a human-labelled sample (the shell).
 
-DESIGN.md "Instruments and gold", *validated before trust*: before a verifier's scores are used,
+docs/architecture.md, "Instruments and gold", *validated before trust*: before a verifier's scores are used,
 its agreement with people is measured on a labelled sample and written on its card. This module
 reads the sample, asks the instrument twice -- each time a fresh verifier object with the score
 store bypassed (``store_root=None``), so the second pass measures the instrument, not a cache --

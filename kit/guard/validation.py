@@ -19,7 +19,7 @@ AUC and its DeLong CI come from :func:`kit.stats.roc.roc_auc` (pairs assumed ind
 
 **Validation against a human-labelled sample** (:func:`validation_entry`, written by ``kit
 guard validate`` / ``kit grade validate-judge`` into the card's top-level ``validation`` block,
-schemas/json/instrument_validation.schema.json) -- DESIGN.md "Instruments and gold", *validated
+schemas/json/instrument_validation.schema.json) -- docs/architecture.md, "Instruments and gold", *validated
 before trust*, for every instrument kind alike (ONNX verifier, LLM verifier, LLM checklist
 judge):
 

@@ -14,6 +14,15 @@ SOURCES_FILE = Path(__file__).resolve().parent / "sources.yaml"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def checkout_relative(path: Path) -> str:
+    """``path`` relative to the kit's checkout when inside it (``data/raw``, not
+    ``/home/me/kit/data/raw``; ``.`` for the checkout itself), else as given."""
+    for p, root in ((path.absolute(), REPO_ROOT), (path.resolve(), REPO_ROOT.resolve())):
+        if p.is_relative_to(root):
+            return p.relative_to(root).as_posix()
+    return str(path)
+
+
 @dataclass(frozen=True)
 class SourceFile:
     source: str
