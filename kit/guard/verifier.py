@@ -14,17 +14,23 @@ windows. Two ONNX implementations share the plumbing:
   (:meth:`OnnxCrossEncoder.rule_scores`: :func:`class_score`, :func:`two_signal_score` with the
   card's relatedness bi-encoder, or a rule fitted on a lab's sample, :mod:`kit.guard.fitted_rule`).
 
+Both tokenize each distinct text once (a cross-encoder shares its tokens with a relatedness
+bi-encoder of the same tokenizer) and batch rows of similar length (by tokens; by characters,
+as always, for a dynamically quantised int8 graph, whose scores depend on the batch):
+:mod:`kit.guard.batching`.
+
 Assumption stated on the card: a similarity bi-encoder measures topical relatedness, not
 entailment -- it cannot see a negated conclusion. That limit is measured, not hidden
 (kit.reproductions.guard.pubmedqa_auc, negative type ``negated``).
 
-Runtime needs only onnxruntime, tokenizers and numpy. ``device`` picks the onnxruntime provider:
+Runtime needs only onnxruntime, tokenizers, onnx (to read a graph's op types) and numpy. ``device`` picks the onnxruntime provider:
 ``cpu`` -> CPUExecutionProvider, ``cuda`` -> CUDAExecutionProvider (a ConfigError when this
 onnxruntime build has no CUDA provider).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -165,6 +171,13 @@ def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=32)
+def _scales_per_batch(model_path: str, onnx_sha256: str) -> bool:
+    """Whether the graph quantises per batch (read once per file and sha256: parsing a 90 MB
+    graph costs a few tenths of a second, and a verifier is loaded many times a run)."""
+    return scales_per_batch(graph_op_types(Path(model_path)))
+
+
 def pair_feed(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
     """onnxruntime inputs of a padded batch of encoded pairs (a graph takes what it declares)."""
     return {
@@ -257,7 +270,7 @@ class _WindowedVerifier:
         self.tokens = Tokens(self.tokenizer)
         # a dynamically quantised graph scales each batch as a whole: keep its batches as they
         # always were (by characters); any other graph batches by token length (less padding)
-        self.by_tokens = not scales_per_batch(graph_op_types(self.model_path))
+        self.by_tokens = not _scales_per_batch(str(self.model_path), card.onnx_sha256)
         self.batch_size = batch_size
         self.window = window
         self.progress = progress
