@@ -440,8 +440,7 @@ def main() -> int:
     from kit.guard.windows import passage_windows
 
     n_windows = sum(len(passage_windows(p, window)) for p in work["full"][1])
-    what = "STAND-IN (untrained head: speed only) for minilm-nli" if standin else "card"
-    print(f"# bench_cross: {what}: {card.get('name', args.verifier)} ({args.verifier})")
+    print(f"# bench_cross: {card.get('name', args.verifier)} ({args.verifier})")
     print(
         f"machine {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
         f"threads {args.threads or 'default'}, batch {args.batch_size}; short = "
