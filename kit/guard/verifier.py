@@ -23,9 +23,9 @@ Assumption stated on the card: a similarity bi-encoder measures topical relatedn
 entailment -- it cannot see a negated conclusion. That limit is measured, not hidden
 (kit.reproductions.guard.pubmedqa_auc, negative type ``negated``).
 
-Runtime needs only onnxruntime, tokenizers, onnx (to read a graph's op types) and numpy. ``device`` picks the onnxruntime provider:
-``cpu`` -> CPUExecutionProvider, ``cuda`` -> CUDAExecutionProvider (a ConfigError when this
-onnxruntime build has no CUDA provider).
+Runtime needs only onnxruntime, tokenizers, onnx (to read a graph's op types) and numpy.
+``device`` picks the onnxruntime provider: ``cpu`` -> CPUExecutionProvider, ``cuda`` ->
+CUDAExecutionProvider (a ConfigError when this onnxruntime build has no CUDA provider).
 """
 
 from __future__ import annotations
