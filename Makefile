@@ -76,7 +76,7 @@ bench: setup  ## benchmarks: timings and ratios against baselines measured in th
 	  || echo "bench / ray extras unavailable: bench_guard and bench_audit skip their rows"
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-device-check: setup  ## on a CUDA GPU, verifier parity with CPU and pairs/s (bench/device_check.py); exit 77 = skipped
+device-check: setup  ## on a CUDA GPU, training (time, pairs/s, AUC vs the CPU card) and scoring (parity, pairs/s) (bench/device_check.py); exit 77 = skipped
 	$(BIN)/python bench/device_check.py
 
 lint: $(BIN)/.installed  ## ruff lint + format check + the layering contract (.importlinter, docs/architecture.md)

@@ -15,16 +15,20 @@ followed by ``(PMID:x)`` where x is the item's own PMID (80%), its on-topic
 MeSH neighbour (15%) or a non-existent 8-digit PMID (5%).
 
 Modes (``--modes``; ``--variant`` int8 by default): ``bi`` (minilm-bi, built into a temp folder
-when data/verifier is missing), ``cross`` (minilm-nli; a SKIP line until `make reproduce` trained
-it) and ``two-stage`` (the bi-encoder keeps ``--top-k`` windows per passage, the cross-encoder
-judges them: kit.guard.two_stage; `kit audit` has no option for it, so the bench loads it in
-place of the audit's verifier). For each mode and size (``--citations``; ``--full`` adds
-100,000; runs = size / ``--cites``), in a fresh child process: the whole `kit audit`
-(validation, L1, L2, conformal flags, BM25 re-attribution, behaviour, outputs) from an EMPTY
-score store, then a re-audit of the same runs into a NEW folder with the store warm. Printed:
-citations/s cold and warm, the warm/cold ratio (goal >= 10x), the cost growth between sizes,
-the child's peak memory (max RSS), and the projected hours for 1 M citations cold (and warm)
-on this machine (fixed + marginal cost fitted through the two largest sizes).
+when data/verifier is missing), ``cross`` (minilm-nli, the default verifier; until `make
+reproduce` trained it, a STAND-IN of the same size, graph, tokenizer and rule with an untrained
+head, bench/standin.py, named as such on every line -- its times hold, its flags do not;
+``--no-standin``: a SKIP line instead) and ``two-stage`` (the bi-encoder keeps ``--top-k``
+windows per passage, the cross-encoder judges them: kit.guard.two_stage; `kit audit` has no
+option for it, so the bench loads it in place of the audit's verifier). For each mode and size
+(``--citations``; ``--full`` adds 100,000; runs = size / ``--cites``), in a fresh child
+process: the whole `kit audit` (validation, L1, L2, conformal flags, BM25 re-attribution,
+behaviour, outputs) from an EMPTY score store, then a re-audit of the same runs into a NEW
+folder with the store warm. Printed: citations/s cold and warm, the warm/cold ratio (goal >=
+10x), the cost growth between sizes, the child's peak memory (max RSS), the verifier and the
+smallest size's cold seconds (1,000 citations by default), and the projected hours for 1 M
+citations cold (and warm) on this machine (fixed + marginal cost fitted through the two
+largest sizes).
 
 Ray scaling (needs the 'ray' extra; else a SKIP line): ``--ray-pairs`` (claim, cited abstract)
 pairs drawn as the runs' citations are -- the audit's L2 workload -- scored by the mode's
@@ -235,9 +239,11 @@ def _audit_size(args: argparse.Namespace, mode: str, verifier: str, n_cit: int) 
     }
 
 
-def _verifier(spec: str, tmp: Path) -> str | None:
+def _verifier(spec: str, tmp: Path, no_standin: bool = False) -> str | None:
     """The verifier to load: ``spec``, the bi-encoder built into ``tmp`` when minilm-bi is not
-    built, or None (a SKIP line printed) when a missing verifier cannot be built here."""
+    built, a stand-in of minilm-nli (bench/standin.py) built into ``tmp`` when that is not
+    built (unless ``no_standin``), or None (a SKIP line printed) when a missing verifier cannot
+    be built here."""
     from kit.errors import ConfigError
     from kit.guard.verifier import resolve_verifier
 
@@ -245,6 +251,16 @@ def _verifier(spec: str, tmp: Path) -> str | None:
         resolve_verifier(spec)
         return spec
     except ConfigError as err:
+        if spec == "minilm-nli" and not no_standin:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from standin import build_standin
+
+            print(
+                "bench_audit: minilm-nli is not built (make reproduce trains it); the cross and "
+                "two-stage modes audit with a STAND-IN of the same size, graph, tokenizer and "
+                "rule, untrained head (bench/standin.py): its times hold, its flags do not"
+            )
+            return str(build_standin(tmp / "standin-nli", bi_dir=Path(_verifier("minilm-bi", tmp))))
         if spec != "minilm-bi":
             print(f"SKIP: {err.message}")
             return None
@@ -425,7 +441,7 @@ def _mode_verifiers(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     bi = _verifier(args.bi, tmp) if {"bi", "two-stage"} & set(want) else None
     cross = None
     if {"cross", "two-stage"} & set(want):
-        cross = _verifier(args.cross, tmp)
+        cross = _verifier(args.cross, tmp, args.no_standin)
         if cross is None:
             print(
                 "SKIP bench_audit cross-encoder and two-stage modes: train it with make reproduce"
@@ -456,6 +472,11 @@ def main() -> int:
     ap.add_argument("--top-k", type=int, default=2, help="two-stage: windows kept per pair")
     ap.add_argument("--ray-pairs", type=int, default=200, help="L2 pairs of the Ray scaling")
     ap.add_argument("--no-ray", action="store_true", help="skip the Ray scaling section")
+    ap.add_argument(
+        "--no-standin",
+        action="store_true",
+        help="minilm-nli not built: SKIP the cross modes instead of a stand-in (bench/standin.py)",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     sizes = [int(x) for x in args.citations.split(",") if x.strip()]
@@ -561,6 +582,11 @@ def print_report(report: dict[str, Any], ray_note: str) -> None:
         )
     print()
     for mode, e in report["modes"].items():
+        first = min(e["sizes"], key=lambda r: r["citations"])
+        print(
+            f"{mode}: verifier {first['verifier_name']}; {first['citations']} citations cold in "
+            f"{first['cold_s']} s"
+        )
         print(
             f"{mode}: cost growth {e['cost_growth']}; projected {e['projected_hours_1M_citations_cold']}"
             f" h for 1,000,000 citations cold on this machine ({e['projection']}); warm-store "

@@ -10,26 +10,38 @@ sentence of the conclusion, the abstract's first 3-sentence window), one forward
 rule (s = max over windows). Every measurement starts from a fresh verifier (empty caches) after
 a warm-up on a throwaway instance. Rows:
 
-* ``onnx fp32`` / ``onnx int8`` -- :func:`kit.guard.verifier.load_verifier` on the card.
+* ``onnx fp32`` / ``onnx int8`` -- :func:`kit.guard.verifier.load_verifier` on the card, under
+  the card's own scoring rule (the default card's ``two_signal`` also runs its relatedness
+  bi-encoder).
+* ``... cross-encoder alone`` -- the same verifier under the class rule P(entailment): the
+  cross-encoder's forward passes without the relatedness bi-encoder's (printed when the card's
+  rule reads relatedness), so the relatedness signal's share of the time is measured, not
+  assumed.
 * ``torch fp32`` -- the same weights (the fp32 ONNX initializers, or ``weights.safetensors`` in
   the folder when present) in a torch forward written here to mirror
   :func:`kit.guard.export.build_minilm_graph` (BERT encoder, additive -1e4 mask, exact GELU,
-  mean pooling over real tokens, ``classifier`` head, token_type_ids), same tokenizer, same
-  length-sorted batches; parity = max |logit difference| against the fp32 ONNX graph. Optional:
+  mean pooling over real tokens, ``classifier`` head, token_type_ids), same tokenizer, the
+  batches the fp32 ONNX graph gets (distinct pairs by token length,
+  :mod:`kit.guard.batching`); parity = max |logit difference| against the fp32 ONNX graph. Optional:
   skipped with a note when ``import torch`` fails.
 * ``two-stage top-k`` -- :class:`kit.guard.two_stage.TwoStageVerifier`: the bi-encoder
   (``--bi``; built into a temporary folder when absent) keeps the top-k windows of each passage,
   the cross-encoder judges those (full pairs only; the bi-encoder's time is included).
 
-Ratios are pairs/s over the fp32 ONNX row of the same workload. The int8 target of issue 19
-(>= 100 short pairs/s on 2 cores) is checked and printed. When OPENBLAS_CORETYPE or
-OPENBLAS_L2_SIZE are set, the script re-executes itself with both removed (numpy / torch
-measurements would otherwise run under a forced BLAS kernel) and says so.
+Ratios are pairs/s over the fp32 ONNX row (the card's rule) of the same workload; below the
+table, the default rule against the cross-encoder alone (each variant) and the torch forward
+against ONNX fp32 cross-encoder alone (the same work: class probabilities of the pairs). The
+int8 target of issue 19 (>= 100 short pairs/s on 2 cores) is checked and printed. When
+OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE are set, the script re-executes itself with both removed
+(numpy / torch measurements would otherwise run under a forced BLAS kernel) and says so.
 
 With ``--auc-pairs`` it also computes, on a labelled pair table (csv / parquet / jsonl with
 ``claim``, ``passage``, ``label``), the AUC of the full cross-encoder and of the two-stage mode
 (:func:`kit.guard.two_stage.auc_cost`) -- run it on held-out data only. No card at
-``--verifier``: a SKIP line and exit 0. Out of pytest on purpose: timings depend on the machine.
+``--verifier`` (minilm-nli is trained by `make reproduce`): the rows time a STAND-IN of the same
+size, graph, tokenizer and rule with an untrained head (bench/standin.py, built in seconds;
+every line says so; ``--no-standin``: a SKIP line and exit 0 instead). Out of pytest on purpose:
+timings depend on the machine.
 """
 
 from __future__ import annotations
@@ -162,17 +174,25 @@ class TorchCross:
 
 
 def _batches(tok: Any, claims: list[str], windows: list[str], batch_size: int) -> list[dict]:
-    """Length-sorted pair batches, as OnnxCrossEncoder batches them (distinct pairs only)."""
-    from kit.guard.verifier import pair_feed
+    """The distinct pairs in the batches an fp32 OnnxCrossEncoder feeds its graph (by token
+    length, padded as the tokenizer pads: kit.guard.batching)."""
+    import hashlib
 
-    pairs = sorted(
-        set(zip(claims, windows, strict=True)), key=lambda cw: (len(cw[0]) + len(cw[1]), cw)
+    from kit.guard.batching import Tokens, batch_order, chunked, pad_feed
+
+    pairs = sorted(set(zip(claims, windows, strict=True)))
+    tokens = Tokens(tok)
+    rows = tokens.pairs(pairs)
+    keys = [
+        (hashlib.sha256(c.encode()).hexdigest(), hashlib.sha256(w.encode()).hexdigest())
+        for c, w in pairs
+    ]
+    order = batch_order(
+        [len(ids) for ids, _ in rows], [len(c) + len(w) for c, w in pairs], keys, by_tokens=True
     )
-    out = []
-    for b in range(0, len(pairs), batch_size):
-        enc = tok.encode_batch(pairs[b : b + batch_size])
-        out.append(pair_feed(enc))
-    return out
+    return [
+        pad_feed([rows[i] for i in chunk], tokens.padding) for chunk in chunked(order, batch_size)
+    ]
 
 
 def torch_rows(
@@ -247,6 +267,41 @@ def _bi_dir(arg: Path | None, tmp: Path) -> Path:
     return out
 
 
+def reads_relatedness(v: Any) -> bool:
+    """Whether a cross-encoder's rule runs its relatedness bi-encoder beside it."""
+    fitted = getattr(v, "fitted", None)
+    return v.scoring == "two_signal" or (
+        v.scoring == "fitted" and fitted is not None and "relatedness" in fitted.features
+    )
+
+
+def ratio_lines(rows: list[dict[str, Any]], rule: str) -> list[str]:
+    """The ratios issue 38 asks for, from the table's rows: the card's rule against the
+    cross-encoder alone per variant (the relatedness signal's share of the time), and the torch
+    forward against ONNX fp32 doing the same work (class probabilities only)."""
+    by = {r["mode"]: r for r in rows}
+    out = []
+    for variant in ("int8", "fp32"):
+        full, alone = by.get(f"onnx {variant}"), by.get(f"onnx {variant} cross-encoder alone")
+        if full is None or alone is None:
+            continue
+        ratio = full["short"] / alone["short"]
+        out.append(
+            f"{variant}: the card's rule ({rule}) {full['short']:.1f} short pairs/s = "
+            f"{ratio:.2f}x the cross-encoder alone ({alone['short']:.1f}): the relatedness "
+            f"bi-encoder takes {1 - ratio:.0%} of the time"
+        )
+    torch_row = by.get("torch fp32 (same weights)")
+    onnx = by.get("onnx fp32 cross-encoder alone") or by.get("onnx fp32")
+    if torch_row is not None and onnx is not None:
+        out.append(
+            f"torch fp32 forward (kit.guard.torch_bert) {torch_row['short']:.1f} short pairs/s = "
+            f"{torch_row['short'] / onnx['short']:.2f}x {onnx['mode']} ({onnx['short']:.1f}); "
+            f"full passages {torch_row['full'] / onnx['full']:.2f}x"
+        )
+    return out
+
+
 def read_pair_table(path: Path) -> Any:
     import pandas as pd
 
@@ -278,15 +333,35 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument(
+        "--no-standin",
+        action="store_true",
+        help="no card at --verifier: SKIP instead of timing a stand-in (bench/standin.py)",
+    )
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--auc-pairs", type=Path, default=None)
     ap.add_argument("--positive", default="SUPPORT,SUPPORTS,entailment,supported,1,True")
     args = ap.parse_args()
 
+    tmp = tempfile.TemporaryDirectory()
     card_path = args.verifier / "card.json"
+    standin = False
     if not card_path.is_file():
-        print(f"SKIP bench_cross: no cross-encoder card at {card_path} (train one: make reproduce)")
-        return 0
+        if args.no_standin:
+            print(f"SKIP bench_cross: no cross-encoder card at {card_path} (make reproduce)")
+            return 0
+        from standin import build_standin
+
+        print(
+            f"bench_cross: no card at {card_path} (make reproduce trains minilm-nli); timing a "
+            "STAND-IN of the same size, graph, tokenizer and rule with an untrained head "
+            "(bench/standin.py): speeds hold for the trained card, its scores do not",
+            file=sys.stderr,
+        )
+        bi_standin = _bi_dir(args.bi, Path(tmp.name))
+        args.verifier = build_standin(Path(tmp.name) / "standin", bi_dir=bi_standin)
+        card_path = args.verifier / "card.json"
+        standin = True
     card = json.loads(card_path.read_text())
     if card.get("kind") != "cross-encoder":
         print(f"SKIP bench_cross: {card_path} is a {card.get('kind')!r} card, not a cross-encoder")
@@ -302,7 +377,6 @@ def main() -> int:
     from kit.guard.two_stage import TwoStageVerifier, auc_cost
     from kit.guard.verifier import load_verifier
 
-    tmp = tempfile.TemporaryDirectory()
     bi_dir = _bi_dir(args.bi, Path(tmp.name))
     work = load_workloads(args.raw, args.pairs, args.passages)
     opts = {"batch_size": args.batch_size, "threads": args.threads}
@@ -310,6 +384,7 @@ def main() -> int:
     t_start = time.perf_counter()
     rows: list[dict[str, Any]] = []
     window = None
+    rule = card.get("extra", {}).get("scoring", "entailment")
     for variant in variants:
         v = load_verifier(args.verifier, variant, **opts)
         dt_s = _timed_score(v, *work["short"])
@@ -320,9 +395,20 @@ def main() -> int:
                 "mode": f"onnx {variant}",
                 "short": len(work["short"][0]) / dt_s,
                 "full": len(work["full"][0]) / dt_f,
-                "note": "",
+                "note": f"the card's rule, {rule}",
             }
         )
+        if reads_relatedness(v):
+            alone = load_verifier(args.verifier, variant, **opts)
+            alone.scoring = "entailment"  # class probabilities only: no relatedness pass
+            rows.append(
+                {
+                    "mode": f"onnx {variant} cross-encoder alone",
+                    "short": len(work["short"][0]) / _timed_score(alone, *work["short"]),
+                    "full": len(work["full"][0]) / _timed_score(alone, *work["full"]),
+                    "note": "P(entailment): no relatedness bi-encoder",
+                }
+            )
         ts = TwoStageVerifier(load_verifier(bi_dir, variant, **opts), v, top_k=args.top_k)
         dt_2 = _timed_score(ts, *work["full"])
         st = ts.last_stats
@@ -341,20 +427,20 @@ def main() -> int:
             args.verifier, card, work, window, args.batch_size, args.threads
         )
         if trows:
-            rows.insert(
-                len(variants) * 2,
+            rows.append(
                 {
                     "mode": "torch fp32 (same weights)",
                     "short": trows["short"]["pairs"] / trows["short"]["seconds"],
                     "full": trows["full"]["pairs"] / trows["full"]["seconds"],
-                    "note": f"max |logit diff| vs onnx fp32 = {trows['short']['parity']:.2e}",
-                },
+                    "note": "kit.guard.torch_bert forward, class probabilities only; max |logit "
+                    f"diff| vs onnx fp32 = {trows['short']['parity']:.2e}",
+                }
             )
     base = rows[0]
     from kit.guard.windows import passage_windows
 
     n_windows = sum(len(passage_windows(p, window)) for p in work["full"][1])
-    print(f"# bench_cross: {card.get('name', args.verifier)}")
+    print(f"# bench_cross: {card.get('name', args.verifier)} ({args.verifier})")
     print(
         f"machine {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
         f"threads {args.threads or 'default'}, batch {args.batch_size}; short = "
@@ -374,6 +460,8 @@ def main() -> int:
         )
     int8 = next((r for r in rows if r["mode"] == "onnx int8"), None)
     print()
+    for line in ratio_lines(rows, rule):
+        print(line)
     if int8 is None:
         print("int8 target: this card has no int8 variant")
     else:
@@ -383,6 +471,8 @@ def main() -> int:
             f"pairs/s target (on {os.cpu_count()} cpus)"
         )
     result: dict[str, Any] = {
+        "card": card.get("name", str(args.verifier)),
+        "standin": standin,
         "rows": rows,
         "torch": torch_note,
         "windows_full": n_windows,

@@ -75,6 +75,13 @@ def print_card(card: dict, build: dict | None = None) -> None:
     help="At most this many training pairs a source [recipe: 1500].",
 )
 @click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Training pairs per optimiser step [recipe: 16]; recorded on the card "
+    "(extra.training.recipe.batch_size). Another size gives other weights.",
+)
+@click.option(
     "--leave-out",
     default=None,
     help="Train without this source (leave-one-source-out validation): scifact, covidfact, "
@@ -108,6 +115,7 @@ def train_cmd(
     base: Path | None,
     epochs: int | None,
     cap_per_source: int | None,
+    batch_size: int | None,
     leave_out: str | None,
     seed: int,
     device: str,
@@ -127,6 +135,7 @@ def train_cmd(
     Example:
       kit guard train --out data/verifier-nli
       kit guard train --leave-out scifact --out /tmp/nli-loso-scifact
+      kit guard train --device cuda --batch-size 64 --out /tmp/nli-gpu
     """
     from dataclasses import replace
 
@@ -138,6 +147,8 @@ def train_cmd(
         recipe = replace(recipe, epochs=epochs)
     if cap_per_source:
         recipe = replace(recipe, cap_per_source=cap_per_source)
+    if batch_size:
+        recipe = replace(recipe, batch_size=batch_size)
     card = train_verifier(
         raw, out, recipe, base=base, device=device, leave_out=leave_out, threads=threads
     )

@@ -108,7 +108,11 @@ VOCABULARY: dict[str, Term] = {
     "checklists": Term("--checklists", "Frozen checklists JSONL.", _SHARED),
     "device": Term("--device", "Where the verifier runs: cpu or cuda.", _SHARED),
     "variant": Term("--variant", "Verifier weights: fp32 or int8 (quantised).", _SHARED),
-    "batch_size": Term("--batch-size", "Pairs scored per forward pass.", _SHARED),
+    "batch_size": Term(
+        "--batch-size",
+        "Pairs per forward pass: scored (a verifier), or per optimiser step (guard train).",
+        _SHARED,
+    ),
     "yes_at": Term(
         "--yes-at", "Support score at or above which a citation supports its claim.", _SHARED
     ),

@@ -14,17 +14,23 @@ windows. Two ONNX implementations share the plumbing:
   (:meth:`OnnxCrossEncoder.rule_scores`: :func:`class_score`, :func:`two_signal_score` with the
   card's relatedness bi-encoder, or a rule fitted on a lab's sample, :mod:`kit.guard.fitted_rule`).
 
+Both tokenize each distinct text once (a cross-encoder shares its tokens with a relatedness
+bi-encoder of the same tokenizer) and batch rows of similar length (by tokens; by characters,
+as always, for a dynamically quantised int8 graph, whose scores depend on the batch):
+:mod:`kit.guard.batching`.
+
 Assumption stated on the card: a similarity bi-encoder measures topical relatedness, not
 entailment -- it cannot see a negated conclusion. That limit is measured, not hidden
 (kit.reproductions.guard.pubmedqa_auc, negative type ``negated``).
 
-Runtime needs only onnxruntime, tokenizers and numpy. ``device`` picks the onnxruntime provider:
-``cpu`` -> CPUExecutionProvider, ``cuda`` -> CUDAExecutionProvider (a ConfigError when this
-onnxruntime build has no CUDA provider).
+Runtime needs only onnxruntime, tokenizers, onnx (to read a graph's op types) and numpy.
+``device`` picks the onnxruntime provider: ``cpu`` -> CPUExecutionProvider, ``cuda`` ->
+CUDAExecutionProvider (a ConfigError when this onnxruntime build has no CUDA provider).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -36,6 +42,14 @@ import numpy as np
 
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location
+from kit.guard.batching import (
+    Tokens,
+    batch_order,
+    chunked,
+    graph_op_types,
+    pad_feed,
+    scales_per_batch,
+)
 from kit.guard.fitted_rule import (
     FittedRule,
     best_rows,
@@ -190,6 +204,13 @@ def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=32)
+def _scales_per_batch(model_path: str, onnx_sha256: str) -> bool:
+    """Whether the graph quantises per batch (read once per file and sha256: parsing a 90 MB
+    graph costs a few tenths of a second, and a verifier is loaded many times a run)."""
+    return scales_per_batch(graph_op_types(Path(model_path)))
+
+
 def pair_feed(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
     """onnxruntime inputs of a padded batch of encoded pairs (a graph takes what it declares)."""
     return {
@@ -277,6 +298,12 @@ class _WindowedVerifier:
         self.session = make_session(model_path, device, threads)
         self.runner: Runner = LocalRunner(self.session)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        # each distinct text tokenized once; shared with a relatedness bi-encoder whose
+        # tokenizer is the same (OnnxCrossEncoder); kit.guard.batching
+        self.tokens = Tokens(self.tokenizer)
+        # a dynamically quantised graph scales each batch as a whole: keep its batches as they
+        # always were (by characters); any other graph batches by token length (less padding)
+        self.by_tokens = not _scales_per_batch(str(self.model_path), card.onnx_sha256)
         self.batch_size = batch_size
         self.window = window
         self.progress = progress
@@ -352,22 +379,26 @@ class OnnxBiEncoder(_WindowedVerifier):
         todo = sorted(
             {k: t for k, t in zip(keys, texts, strict=True) if k not in self._cache}.items()
         )
-        # sort by length so each batch pads to a similar length (faster, deterministic batches)
-        todo.sort(key=lambda kv: (len(kv[1]), kv[0]))
-        chunks = [todo[b : b + self.batch_size] for b in range(0, len(todo), self.batch_size)]
+        rows = self.tokens.texts([t for _, t in todo])
+        # rows of similar length share a batch (less padding; deterministic batches)
+        order = batch_order(
+            [len(ids) for ids, _ in rows],
+            [len(t) for _, t in todo],
+            [k for k, _ in todo],
+            self.by_tokens,
+        )
+        chunks = chunked(order, self.batch_size)
 
         def feeds() -> Iterator[dict[str, np.ndarray]]:
             for chunk in chunks:
-                enc = self.tokenizer.encode_batch([t for _, t in chunk])
-                ids = np.array([e.ids for e in enc], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-                self.tokens_seen += int(mask.sum())
-                yield {"input_ids": ids, "attention_mask": mask}
+                feed = pad_feed([rows[i] for i in chunk], self.tokens.padding)
+                self.tokens_seen += int(feed["attention_mask"].sum())
+                yield {"input_ids": feed["input_ids"], "attention_mask": feed["attention_mask"]}
 
         with _Bar(len(chunks), self.progress and len(chunks) > 4, "embedding") as bar:
             for chunk, emb in zip(chunks, self.runner.run(feeds()), strict=True):
-                for (k, _), v in zip(chunk, emb, strict=True):
-                    self._cache[k] = v
+                for i, v in zip(chunk, emb, strict=True):
+                    self._cache[todo[i][0]] = v
                 bar.update(1)
         return np.stack([self._cache[k] for k in keys]) if keys else np.zeros((0, 0))
 
@@ -456,6 +487,10 @@ class OnnxCrossEncoder(_WindowedVerifier):
         self.relatedness = relatedness
         self.fitted = fitted
         self._cache: dict[tuple[str, str], np.ndarray] = {}
+        if relatedness is not None and relatedness.tokens.fingerprint == self.tokens.fingerprint:
+            # the same tokenizer (the default card's two MiniLM models): a claim or window is
+            # tokenized once for the pair and for the relatedness embedding
+            relatedness.tokens = self.tokens
 
     def _pair_probs(self, claims: list[str], windows: list[str]) -> np.ndarray:
         keys = [(_text_key(c), _text_key(w)) for c, w in zip(claims, windows, strict=True)]
@@ -466,13 +501,19 @@ class OnnxCrossEncoder(_WindowedVerifier):
                 if k not in self._cache
             }.items()
         )
-        # similar lengths share a batch: less padding, same result (each row is independent)
-        todo.sort(key=lambda kv: (len(kv[1][0]) + len(kv[1][1]), kv[0]))
-        chunks = [todo[b : b + self.batch_size] for b in range(0, len(todo), self.batch_size)]
+        rows = self.tokens.pairs([pair for _, pair in todo])
+        # similar lengths share a batch: less padding (kit.guard.batching.batch_order)
+        order = batch_order(
+            [len(ids) for ids, _ in rows],
+            [len(c) + len(w) for _, (c, w) in todo],
+            [k for k, _ in todo],
+            self.by_tokens,
+        )
+        chunks = chunked(order, self.batch_size)
 
         def feeds() -> Iterator[dict[str, np.ndarray]]:
             for chunk in chunks:
-                feed = pair_feed(self.tokenizer.encode_batch([pair for _, pair in chunk]))
+                feed = pad_feed([rows[i] for i in chunk], self.tokens.padding)
                 yield {k: v for k, v in feed.items() if k in self.inputs}
 
         with _Bar(len(chunks), self.progress and len(chunks) > 4, "cross-encoding") as bar:
@@ -484,8 +525,8 @@ class OnnxCrossEncoder(_WindowedVerifier):
                         f"cross-encoder output must be [batch, {len(self.labels)}] (one column "
                         f"per card label); got {logits.shape}",
                     )
-                for (k, _), p in zip(chunk, softmax(logits), strict=True):
-                    self._cache[k] = p
+                for i, p in zip(chunk, softmax(logits), strict=True):
+                    self._cache[todo[i][0]] = p
                 bar.update(1)
         width = len(self.labels) if len(self.labels) > 1 else 2
         if not keys:

@@ -29,7 +29,7 @@ from kit.guard.nli_verifier import train_verifier
 from kit.guard.train_data import Recipe
 from kit.guard.verifier import OnnxCrossEncoder, load_verifier
 from kit.stats.crossval_auc import verdict_of
-from tests.guard.tiny_model import TINY_CONFIG, tiny_weights
+from tests.guard.tiny_model import TINY_CONFIG, build_tiny_base, tiny_weights
 from tests.release.sealing import check_sealed_folder
 
 SOURCES = ("check_covid", "sick", "pubmedqa")
@@ -38,14 +38,7 @@ SOURCES = ("check_covid", "sick", "pubmedqa")
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A BERT folder like the MiniLM package's, with tiny weights and no classifier head."""
-    from safetensors.numpy import save_file
-
-    base = tmp_path_factory.mktemp("base")
-    w = {k: v for k, v in tiny_weights(1).items() if not k.startswith("classifier")}
-    save_file(w, str(base / "model.safetensors"))
-    (base / "config.json").write_text(json.dumps(TINY_CONFIG))
-    shutil.copy(package_model_dir() / "tokenizer.json", base / "tokenizer.json")
-    return base
+    return build_tiny_base(tmp_path_factory.mktemp("base"))
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +106,7 @@ def test_train_writes_a_validated_card(trained: Path) -> None:
     extra = card["extra"]
     assert extra["labels"] == ["entailment", "neutral", "contradiction"]
     t, v = extra["training"], extra["validation"]
+    assert t["recipe"]["batch_size"] == Recipe().batch_size == 16  # the recipe's, on the card
     assert set(t["train_pairs"]) == {
         "check_covid",
         "climate_fever",
@@ -143,6 +137,36 @@ def test_train_writes_a_validated_card(trained: Path) -> None:
     assert set(v["bi_encoder_same_pairs"]) == set(v["groups"])
     assert isinstance(load_verifier(trained), OnnxCrossEncoder)
     assert (trained / "weights.safetensors").is_file()
+
+
+def test_batch_size_option_trains_and_is_recorded(
+    tmp_path: Path, tiny_base: Path, registry_raw: Path
+) -> None:
+    """`kit guard train --batch-size N`: N pairs per optimiser step (steps = ceil(pairs / N) in
+    one epoch of fewer than 50 N pairs), N on the card, other weights for another N."""
+    import math
+
+    import kit.guard.nli_verifier as nv
+
+    cards = {}
+    for size in (4, 8):
+        out = tmp_path / f"b{size}"
+        args = ["guard", "train", "--base", str(tiny_base), "--epochs", "1"]
+        args += ["--cap-per-source", "8", "--batch-size", str(size)]
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(nv, "train_verifier", functools.partial(train_verifier, val_per_source=12))
+            mp.setattr(nv, "SPEED_PAIRS", 16)
+            res = CliRunner().invoke(cli, [*args, "--raw", str(registry_raw), "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        cards[size] = json.loads((out / "card.json").read_text())
+    t4, t8 = (cards[k]["extra"]["training"] for k in (4, 8))
+    assert t4["recipe"]["batch_size"] == 4 and t8["recipe"]["batch_size"] == 8
+    n = sum(t4["train_pairs"].values())
+    assert n == sum(t8["train_pairs"].values()) < 200  # the same pairs (same seed rules)
+    assert t4["train_steps"] == math.ceil(n / 4) and t8["train_steps"] == math.ceil(n / 8)
+    assert cards[4]["onnx_sha256"] != cards[8]["onnx_sha256"]
+    bad = CliRunner().invoke(cli, ["guard", "train", "--batch-size", "0", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "--batch-size" in bad.output
 
 
 def test_leave_out_drops_the_source(tmp_path: Path, tiny_base: Path, registry_raw: Path) -> None:

@@ -89,3 +89,19 @@ def build_tiny_cross_encoder(
         relatedness=relatedness,
     )
     return out
+
+
+def build_tiny_base(out: Path) -> Path:
+    """A BERT folder like the MiniLM package's (model.safetensors, config.json, tokenizer.json)
+    with tiny weights and no classifier head: a ``--base`` for training in seconds."""
+    import json
+    import shutil
+
+    from safetensors.numpy import save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    w = {k: v for k, v in tiny_weights(1).items() if not k.startswith("classifier")}
+    save_file(w, str(out / "model.safetensors"))
+    (out / "config.json").write_text(json.dumps(TINY_CONFIG))
+    shutil.copy(package_model_dir() / "tokenizer.json", out / "tokenizer.json")
+    return out
