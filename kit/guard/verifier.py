@@ -1,4 +1,5 @@
-"""The verifier: a swappable instrument with a model card (DESIGN.md section B; seed 001 S2).
+"""The verifier: a swappable instrument with a model card (seed 001 S2; docs/architecture.md,
+"Citation guard").
 
 Any verifier implements :class:`Verifier`: ``score(claims, passages) -> s in [0, 1]`` per pair,
 reading each passage *in full* through sliding windows (:mod:`kit.guard.windows`), s = max over

@@ -1,6 +1,6 @@
 """Sentence splitting and sliding windows over a full passage (pure).
 
-DESIGN.md section B: "The passage is read in full with a sliding window (never truncated to a
+docs/architecture.md, "Citation guard": "The passage is read in full with a sliding window (never truncated to a
 prefix); s = max over windows." Seed 001 (Appendix S2, S5) tiles passages in 600-character
 windows at stride 300; the kit's default tiles by sentences instead -- windows of
 ``size`` consecutive sentences at stride 1 -- so a window never cuts a sentence in half, and
