@@ -20,7 +20,8 @@ in [0, 1] gets the CLT interval of its mean.
 
 Clustered items (``clusters_gold`` / ``clusters_unlabelled``: e.g. the citations of one answer,
 correlated through one generator and one retrieval): every interval accounts for the clusters --
-PPI++ and gold-only by the cluster-robust (CR1) variance of their linearisation
+PPI++ and gold-only by the cluster-robust (CR1) variance of their linearisation with a
+Student t reference on G - 1 degrees of freedom, G the clusters
 (:func:`kit.stats.ppi.cluster_ppi_mean`, :func:`kit.stats.ppi.cluster_classical_mean`), the
 judge-only Wilson interval at the effective sample size n / deff (Kish's design effect by
 cluster, :func:`kit.stats.wilson.wilson_effective`). Lambda is tuned as for independent items
@@ -58,6 +59,7 @@ from kit.stats.wilson import wilson_ci, wilson_effective
 MIN_GOLD = 10
 SMALL_GOLD = 30
 MIN_CLASS = 10
+FEW_CLUSTERS = 20  # below it, cluster-robust intervals are flagged (cluster_warnings)
 ASSUMPTION = (
     "the gold items are a uniform random subset of the judged items (each judged item equally "
     "likely to be gold-labelled, independently of its judge score and gold label)"
@@ -74,7 +76,8 @@ CLUSTERED_ASSUMPTION = (
 METHODS = ("ppi", "judge_only", "gold_only")
 INTERVALS = {
     "clt": "normal (CLT) interval, plug-in variance (items independent)",
-    "clt_cluster": "normal (CLT) interval, cluster-robust (CR1) variance by {name} ({g} clusters)",
+    "clt_cluster": "t interval ({g} - 1 degrees of freedom), cluster-robust (CR1) variance by "
+    "{name} ({g} clusters)",
     "wilson": "Wilson score interval (a proportion of 0/1 labels; items independent)",
     "wilson_cluster": "Wilson score interval at the effective n = n / {deff:.3g} (Kish design "
     "effect by {name}, {g} clusters; a proportion of 0/1 labels)",
@@ -173,6 +176,25 @@ def gold_warnings(gold: np.ndarray) -> list[str]:
             "normal intervals' coverage may fall short of 1 - alpha (label more gold items)"
         )
     return out
+
+
+def cluster_warnings(
+    clusters: tuple[str, int] | None, gold_clusters: np.ndarray | None
+) -> list[str]:
+    """What is shaky about a clustered design: fewer than :data:`FEW_CLUSTERS` clusters among
+    the judged or the gold items (cluster-robust variances are themselves estimated from the
+    clusters; with few, the t reference narrows the shortfall but does not remove it)."""
+    if clusters is None or gold_clusters is None:
+        return []
+    name, g_all = clusters
+    g_gold = int(np.unique(gold_clusters).size)
+    if min(g_all, g_gold) >= FEW_CLUSTERS:
+        return []
+    return [
+        f"few clusters ({name}): {g_all} among the judged items, {g_gold} among the gold items "
+        f"(< {FEW_CLUSTERS}); the cluster-robust intervals (t reference, G - 1 degrees of "
+        "freedom) may cover less than 1 - alpha"
+    ]
 
 
 def stratified_weights(
@@ -330,7 +352,7 @@ def anchored_rates(
         n_unlabelled=int(fu.size),
         gold_positives=int(y.sum()),
         rows=rows,
-        warnings=tuple(gold_warnings(y)),
+        warnings=tuple(gold_warnings(y) + cluster_warnings(clusters, cg if clustered else None)),
         plan=plan,
         strata=strata,
         clusters=clusters,

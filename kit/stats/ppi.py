@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from kit.errors import check_param
 
@@ -93,8 +94,18 @@ def _weights(w: ArrayLike | None, size: int, name: str) -> np.ndarray:
     return a / a.sum() * size
 
 
-def _interval(estimate: float, se: float, alpha: float, n: int, lam: float | None) -> MeanEstimate:
-    half = z_value(alpha) * se
+def t_value(alpha: float, df: int) -> float:
+    """t_{1 - alpha/2, df}, the two-sided quantile of Student's t with ``df`` degrees of freedom."""
+    check_param("alpha", alpha, 0.0 < alpha < 1.0, "in (0, 1)", "t_value")
+    check_param("df", df, df >= 1, ">= 1", "t_value")
+    return float(student_t.ppf(1.0 - alpha / 2.0, df))
+
+
+def _interval(
+    estimate: float, se: float, alpha: float, n: int, lam: float | None, df: int | None = None
+) -> MeanEstimate:
+    """estimate +- q se: q the normal quantile, or Student's t with ``df`` degrees of freedom."""
+    half = (z_value(alpha) if df is None else t_value(alpha, df)) * se
     return MeanEstimate(
         estimate=float(estimate),
         ci_low=float(estimate - half),
@@ -310,8 +321,10 @@ def cluster_ppi_mean(
     psi_j = ((Y_j - lambda f_j) - mean_n(Y - lambda f)) / n for a gold item, summed within each
     cluster before squaring -- a cluster holding both gold and unlabelled items contributes both
     terms together, so their covariance is counted (:func:`cluster_variance`). With one item per
-    cluster it is ppi-python's plug-in variance times G / (G - 1). Interval: normal, as the PPI
-    papers'. Assumption: clusters independent; gold items a uniform random subset of the judged
+    cluster it is ppi-python's plug-in variance times G / (G - 1). Interval: Student's t with
+    G - 1 degrees of freedom, G the clusters (Cameron & Miller 2015, J. Human Resources 50(2),
+    Sec. VI: CR1 with a normal reference over-rejects with few clusters; t(G - 1) is the usual
+    correction; it tends to the PPI papers' normal interval as G grows). Assumption: clusters independent; gold items a uniform random subset of the judged
     items (drawn over items, not clusters)."""
     y, fg, fu = _vec(gold, "gold"), _vec(judge_gold, "judge_gold"), _vec(judge_unlabelled, "judge")
     check_param("judge_gold", f"{fg.size} values", fg.size == y.size, f"{y.size} values", "ppi")
@@ -324,19 +337,20 @@ def cluster_ppi_mean(
     rect = y - lam * fg
     estimate = float(lam * fu.mean() + rect.mean())
     psi = np.concatenate([lam * (fu - fu.mean()) / big_n, (rect - rect.mean()) / n])
-    var, _ = cluster_variance(psi, np.concatenate([cu, cg]))
-    return _interval(estimate, math.sqrt(var), alpha, n, float(lam))
+    var, g = cluster_variance(psi, np.concatenate([cu, cg]))
+    return _interval(estimate, math.sqrt(var), alpha, n, float(lam), df=g - 1)
 
 
 def cluster_classical_mean(
     values: ArrayLike, clusters: ArrayLike, alpha: float = 0.05
 ) -> MeanEstimate:
-    """The classical CLT interval of a mean over clustered items: mean(x) +- z se, se^2 the CR1
-    cluster-robust variance of the mean (:func:`cluster_variance` of (x_i - mean) / n)."""
+    """The classical interval of a mean over clustered items: mean(x) +- t_{G-1} se, se^2 the CR1
+    cluster-robust variance of the mean (:func:`cluster_variance` of (x_i - mean) / n), G the
+    clusters (the reference as in :func:`cluster_ppi_mean`)."""
     x = _vec(values, "values")
     c = _cluster_codes(clusters, x.size, "clusters")
-    var, _ = cluster_variance((x - x.mean()) / x.size, c)
-    return _interval(float(x.mean()), math.sqrt(var), alpha, x.size, None)
+    var, g = cluster_variance((x - x.mean()) / x.size, c)
+    return _interval(float(x.mean()), math.sqrt(var), alpha, x.size, None, df=g - 1)
 
 
 def design_effect(values: ArrayLike, clusters: ArrayLike) -> float:

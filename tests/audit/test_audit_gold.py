@@ -176,7 +176,7 @@ def test_unsupported_rate_is_anchored_with_run_clustered_intervals(
     assert "cluster-robust (CR1) variance by run" in rows["ppi"]["interval"]
     assert rows["judge_only"]["interval"].startswith("Wilson score interval at the effective n")
     assert "clusters (run)" in u["assumption"]
-    assert "intervals: PPI++ and gold alone normal (CLT) interval, cluster-robust" in r.output
+    assert "intervals: PPI++ and gold alone t interval (" in r.output
     assert "unsupported rate: " in r.output
 
 
