@@ -348,6 +348,36 @@ def pinned_sha256(card: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def grade_twice(judge: Path, url: str, tmp_path: Path, wire: Wire, times: dict[str, float]) -> None:
+    """`kit grade judge --judge CARD` on one checklist: one question per criterion, then a
+    second run from the store that asks nothing and writes the same bytes."""
+    jcard = json.loads((judge / "card.json").read_text())
+    validate_json(jcard, "llm_judge_card")
+    assert jcard["kind"] == "llm-judge" and jcard["base_url"] == url
+    assert jcard["prompt_sha256"] == hashlib.sha256(JUDGE_TEMPLATE.encode()).hexdigest()
+    runs_t1, cl_t1, n_questions = one_checklist(tmp_path)
+
+    def grade(out: Path) -> Result:
+        return invoke(
+            "grade", "judge", runs_t1, "--checklists", cl_t1, "--judge", judge, "--out", out
+        )
+
+    mark = wire.mark()
+    with phase(f"grade judge ({n_questions} criteria)", times):
+        res = grade(tmp_path / "verdicts.csv")
+    assert res.exit_code == 0, res.output
+    assert len(wire.chats(mark)) == n_questions
+    verdicts = pd.read_csv(tmp_path / "verdicts.csv", keep_default_na=False)
+    assert len(verdicts) == n_questions
+    assert set(verdicts["verdict"]) <= {"met", "partial", "not_met"}
+    mark = wire.mark()
+    with phase("grade judge again (warm store)", times):
+        res = grade(tmp_path / "verdicts2.csv")
+    assert res.exit_code == 0, res.output
+    assert len(wire.exchanges) == mark  # nothing asked, not even the probe
+    assert (tmp_path / "verdicts2.csv").read_bytes() == (tmp_path / "verdicts.csv").read_bytes()
+
+
 # ----------------------------------------------------------------------------- the test
 
 
@@ -518,7 +548,7 @@ def test_real_llm_end_to_end(
                 "--calibration",
                 tmp_path / "cal.json",
                 "--n-cal",
-                "8",
+                "2",
                 "--out",
                 out,
             )
@@ -611,7 +641,7 @@ def test_real_llm_end_to_end(
         assert row["estimate"] == pytest.approx(auc)
         print(f"[real-llm] validate: AUC {auc:.3f} on {len(pos)}+{len(neg)} pairs", flush=True)
 
-        # -- the checklist judge: import, grade one checklist, grade again from the store
+        # -- the checklist judge: import (one test question), then grade one checklist twice
         judge = tmp_path / "judge"
         mark = wire.mark()
         with phase("import-judge", times):
@@ -626,47 +656,21 @@ def test_real_llm_end_to_end(
                 "--out",
                 judge,
             )
-        assert res.exit_code == 0, res.output
-        jcard = json.loads((judge / "card.json").read_text())
-        validate_json(jcard, "llm_judge_card")
-        assert jcard["kind"] == "llm-judge" and jcard["base_url"] == url
-        assert jcard["prompt_sha256"] == hashlib.sha256(JUDGE_TEMPLATE.encode()).hexdigest()
-        runs_t1, cl_t1, n_questions = one_checklist(tmp_path)
-        mark = wire.mark()
-        with phase(f"grade judge ({n_questions} criteria)", times):
-            res = invoke(
-                "grade",
-                "judge",
-                runs_t1,
-                "--checklists",
-                cl_t1,
-                "--judge",
-                judge,
-                "--out",
-                tmp_path / "verdicts.csv",
-            )
-        print(res.output, flush=True)
-        assert res.exit_code == 0, res.output
-        assert len(wire.chats(mark)) == n_questions
-        verdicts = pd.read_csv(tmp_path / "verdicts.csv", keep_default_na=False)
-        assert len(verdicts) == n_questions
-        assert set(verdicts["verdict"]) <= {"met", "partial", "not_met"}
-        mark = wire.mark()
-        with phase("grade judge again (warm store)", times):
-            res = invoke(
-                "grade",
-                "judge",
-                runs_t1,
-                "--checklists",
-                cl_t1,
-                "--judge",
-                judge,
-                "--out",
-                tmp_path / "verdicts2.csv",
-            )
-        assert res.exit_code == 0, res.output
-        assert len(wire.exchanges) == mark  # nothing asked, not even the probe
-        assert (tmp_path / "verdicts2.csv").read_bytes() == (tmp_path / "verdicts.csv").read_bytes()
+        asked = wire.chats(mark)
+        assert len(asked) == 1 and asked[0].status == 200
+        reply = str(asked[0].response["choices"][0]["message"]["content"])  # type: ignore[index]
+        verdict_first = re.match(r"\W*(met|partial|partially|not[_ -]met)\b", reply, re.I)
+        if verdict_first is None:
+            # SmolLM2-135M does not put the verdict first (e.g. "The answer is not met."), with
+            # the kit's template or others tried: the kit refuses the model at import, quoting
+            # its reply, and writes no card -- never a guessed verdict
+            assert res.exit_code == 2, res.output
+            assert "not_a_verdict" in res.output and repr(reply[:80]) in res.output
+            assert not judge.exists()
+            print(f"[real-llm] judge refused at import: the model replied {reply!r}", flush=True)
+        else:
+            assert res.exit_code == 0, res.output
+            grade_twice(judge, url, tmp_path, wire, times)
 
     total = time.perf_counter() - t_all
     n = len(wire.chats())
