@@ -1,7 +1,7 @@
 """`kit certify` as one library verb: read a score table, certify it, calibrate and validate.
 
-:func:`certify_scores` is the whole pipeline of the command (docs/architecture.md, "A
-certification"): the score table read in either format (:func:`read_scores`), the board
+:func:`certify_scores` is the whole pipeline of the command (docs/architecture.md, "Certified
+leaderboard"): the score table read in either format (:func:`read_scores`), the board
 certified (:func:`kit.certify.engine.certify_board`), and on request the sign-flip calibration
 with leave-one-cluster-out and the validity of the design on synthetic boards shaped like the
 input. It returns every table; the command writes them, draws the figure and prints.

@@ -12,7 +12,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +197,10 @@ def emit(
         return text
     atomic.write_text(out, text)
     return f"{title}: {len(frame)} rows -> {out}"
+
+
+def frame_of(
+    rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Records (one mapping per row) as a table; ``columns`` picks and orders the columns."""
+    return pd.DataFrame(list(rows), columns=None if columns is None else list(columns))
