@@ -277,52 +277,23 @@ def anchored_rates(
         raise ValueError("give the clusters of both the gold and the unlabelled items")
     if clustered and strata is not None:
         raise ValueError("a stratified design with clustered items is not supported")
-    intervals = {"ppi": INTERVALS["clt"], "gold_only": INTERVALS["clt"]}
-    clusters = None
     if clustered:
-        cg = np.asarray(clusters_gold, dtype=object).reshape(-1).astype(str)
-        cu = np.asarray(clusters_unlabelled, dtype=object).reshape(-1).astype(str)
-        c_all = np.concatenate([cg, cu])
-        g_all = int(np.unique(c_all).size)
-        if g_all < 2 or np.unique(cg).size < 2:
-            raise ValueError(
-                f"{g_all} {cluster_name} cluster(s) among the judged items and "
-                f"{np.unique(cg).size} among the gold items: cluster-robust intervals need at "
-                "least 2 of each"
-            )
-        clusters = (cluster_name, g_all)
-        ests: dict[str, MeanEstimate] = {
-            "ppi": cluster_ppi_mean(y, fg, fu, cg, cu, alpha),
-            "judge_only": cluster_classical_mean(f_all, c_all, alpha),
-            "gold_only": cluster_classical_mean(y, cg, alpha),
-        }
-        text = INTERVALS["clt_cluster"]
-        intervals = {
-            "ppi": text.format(name=cluster_name, g=g_all),
-            "judge_only": text.format(name=cluster_name, g=g_all),
-            "gold_only": text.format(name=cluster_name, g=int(np.unique(cg).size)),
-        }
+        ests, intervals, c_all, g_all = _cluster_estimates(
+            y, fg, fu, clusters_gold, clusters_unlabelled, alpha, cluster_name
+        )
+        clusters: tuple[str, int] | None = (cluster_name, g_all)
     else:
+        c_all, g_all, clusters = None, 0, None
         ests = {
             "ppi": ppi_mean(y, fg, fu, alpha, None, w, wu),
             "judge_only": classical_mean(f_all, alpha),
             "gold_only": classical_mean(y, alpha, w),
         }
-        intervals["judge_only"] = INTERVALS["clt"]
+        intervals = {m: INTERVALS["clt"] for m in ("ppi", "judge_only", "gold_only")}
     if bool(np.isin(f_all, (0.0, 1.0)).all()):  # a 0/1 judge: its rate is a proportion
-        k = int(f_all.sum())
-        if clustered:
-            deff = design_effect(f_all, c_all)
-            p = wilson_effective(k, int(f_all.size), deff, 1.0 - alpha)
-            intervals["judge_only"] = INTERVALS["wilson_cluster"].format(
-                deff=deff, name=cluster_name, g=g_all
-            )
-        else:
-            deff = 1.0
-            p = wilson_ci(k, int(f_all.size), 1.0 - alpha)
-            intervals["judge_only"] = INTERVALS["wilson"]
-        se = math.sqrt(p.estimate * (1 - p.estimate) * deff / f_all.size)
-        ests["judge_only"] = MeanEstimate(p.estimate, p.lo, p.hi, se, alpha, int(f_all.size))
+        ests["judge_only"], intervals["judge_only"] = _proportion_judge(
+            f_all, alpha, c_all, g_all, cluster_name
+        )
     relative = {"ppi": "gold", "judge_only": judge, "gold_only": "gold"}
     rows = tuple(
         RateRow(
@@ -357,3 +328,57 @@ def anchored_rates(
         strata=strata,
         clusters=clusters,
     )
+
+
+def _cluster_estimates(
+    y: np.ndarray,
+    fg: np.ndarray,
+    fu: np.ndarray,
+    clusters_gold: ArrayLike,
+    clusters_unlabelled: ArrayLike,
+    alpha: float,
+    cluster_name: str,
+) -> tuple[dict[str, MeanEstimate], dict[str, str], np.ndarray, int]:
+    """Cluster-robust PPI++, judge-only and gold-only estimates and their interval texts; the
+    cluster of every judged item and how many clusters they form."""
+    f_all = np.concatenate([fg, fu])
+    cg = np.asarray(clusters_gold, dtype=object).reshape(-1).astype(str)
+    cu = np.asarray(clusters_unlabelled, dtype=object).reshape(-1).astype(str)
+    c_all = np.concatenate([cg, cu])
+    g_all = int(np.unique(c_all).size)
+    if g_all < 2 or np.unique(cg).size < 2:
+        raise ValueError(
+            f"{g_all} {cluster_name} cluster(s) among the judged items and "
+            f"{np.unique(cg).size} among the gold items: cluster-robust intervals need at "
+            "least 2 of each"
+        )
+    ests: dict[str, MeanEstimate] = {
+        "ppi": cluster_ppi_mean(y, fg, fu, cg, cu, alpha),
+        "judge_only": cluster_classical_mean(f_all, c_all, alpha),
+        "gold_only": cluster_classical_mean(y, cg, alpha),
+    }
+    text = INTERVALS["clt_cluster"]
+    intervals = {
+        "ppi": text.format(name=cluster_name, g=g_all),
+        "judge_only": text.format(name=cluster_name, g=g_all),
+        "gold_only": text.format(name=cluster_name, g=int(np.unique(cg).size)),
+    }
+    return ests, intervals, c_all, g_all
+
+
+def _proportion_judge(
+    f_all: np.ndarray, alpha: float, c_all: np.ndarray | None, g_all: int, cluster_name: str
+) -> tuple[MeanEstimate, str]:
+    """A 0/1 judge's rate as a proportion: Wilson (design-effect adjusted when clustered,
+    ``c_all`` given) and its interval text."""
+    k = int(f_all.sum())
+    if c_all is not None:
+        deff = design_effect(f_all, c_all)
+        p = wilson_effective(k, int(f_all.size), deff, 1.0 - alpha)
+        interval = INTERVALS["wilson_cluster"].format(deff=deff, name=cluster_name, g=g_all)
+    else:
+        deff = 1.0
+        p = wilson_ci(k, int(f_all.size), 1.0 - alpha)
+        interval = INTERVALS["wilson"]
+    se = math.sqrt(p.estimate * (1 - p.estimate) * deff / f_all.size)
+    return MeanEstimate(p.estimate, p.lo, p.hi, se, alpha, int(f_all.size)), interval

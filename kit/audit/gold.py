@@ -90,27 +90,11 @@ def whose_judgement(verifier: str, judge: str | None) -> dict[str, str]:
     return out
 
 
-def gold_anchored(
-    gold: pd.DataFrame | None,
-    gold_path: str,
-    cites: pd.DataFrame,
-    scores: pd.DataFrame | None,
-    verifier: str,
-    judge: str | None,
-    alpha: float,
-) -> dict[str, Any]:
-    """summary.json's ``gold_anchored``: whose judgement each rate is and, with gold, every
-    rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only)."""
-    judges = whose_judgement(verifier, judge)
-    out: dict[str, Any] = {
-        "judged_by": judges,
-        "assumption": None,
-        "rates": [],
-        "not_anchored": list(judges),
-    }
-    if gold is None:
-        return out
-    items = judged_items(cites, scores)
+def _gold_groups(
+    gold: pd.DataFrame, gold_path: str, items: dict[tuple[str, str | None], Judged]
+) -> dict[tuple[str, str | None], list[tuple[str, float]]]:
+    """The gold labels per judged rate (metric, system), as (item, gold) pairs; every gold item
+    must be a judged item of its metric in this audit."""
     base = int(gold.attrs.get("row_base", 2))
     owner: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
     for (metric, system), judged in items.items():
@@ -140,72 +124,109 @@ def gold_anchored(
             where=Location(gold_path, missing[0] + base, "item_id"),
             details=details,
         )
-    rates = []
-    for (metric, system), pairs in sorted(
-        groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
-    ):
-        what = metric + ("" if system is None else f" of {system}")
-        reason = too_small(len(pairs)) or one_class([g for _, g in pairs])
-        if reason is not None:
-            raise InputError("gold_too_small", f"{what}: {reason}", where=Location(gold_path))
-        judged = items[(metric, system)]
-        labelled = {item for item, _ in pairs}
-        unlabelled = [v for item, v in judged.items() if item not in labelled]
-        if not unlabelled:
-            raise InputError(
-                "nothing_unlabelled",
-                f"{what}: every one of its {len(judged)} judged items has gold; nothing is left "
-                "for the judge to speak for",
-                where=Location(gold_path),
-            )
-        y = np.asarray([g for _, g in pairs])
-        fg = np.asarray([judged[item][0] for item, _ in pairs])
-        fu = np.asarray([v for v, _ in unlabelled])
-        who = judges.get(metric, metric)
-        if metric in CITATION_METRICS:  # citations of one answer: clustered by run
-            try:
-                res = anchored_rates(
-                    y,
-                    fg,
-                    fu,
-                    who,
-                    alpha,
-                    clusters_gold=[judged[item][1] for item, _ in pairs],
-                    clusters_unlabelled=[c for _, c in unlabelled],
-                    cluster_name="run",
-                )
-            except ValueError as exc:
-                raise InputError(
-                    "gold_too_small", f"{what}: {exc}", where=Location(gold_path)
-                ) from None
-        else:
-            res = anchored_rates(y, fg, fu, who, alpha)
-        rates.append(
-            {
-                "metric": metric,
-                "system": system,
-                "judge": who,
-                "n_judged": res.n_judged,
-                "n_gold": res.n_gold,
-                "n_unlabelled": res.n_unlabelled,
-                "gold_positives": res.gold_positives,
-                "rows": [
-                    {
-                        "method": r.method,
-                        "estimate": r.estimate,
-                        "ci_low": r.ci_low,
-                        "ci_high": r.ci_high,
-                        "n": r.n,
-                        "lambda": r.lam,
-                        "interval": r.interval,
-                    }
-                    for r in res.rows
-                ],
-                "clusters": None if res.clusters is None else res.clusters[1],
-                "assumption": res.assumption,
-                "warnings": list(res.warnings),
-            }
+    return groups
+
+
+def _anchored_rate(
+    metric: str,
+    system: str | None,
+    pairs: list[tuple[str, float]],
+    judged: Judged,
+    judges: dict[str, str],
+    alpha: float,
+    gold_path: str,
+) -> dict[str, Any]:
+    """One rate anchored on its gold: PPI++, judge-only and gold-only (summary.json's
+    ``gold_anchored.rates[]``); citation metrics are clustered by run."""
+    what = metric + ("" if system is None else f" of {system}")
+    reason = too_small(len(pairs)) or one_class([g for _, g in pairs])
+    if reason is not None:
+        raise InputError("gold_too_small", f"{what}: {reason}", where=Location(gold_path))
+    labelled = {item for item, _ in pairs}
+    unlabelled = [v for item, v in judged.items() if item not in labelled]
+    if not unlabelled:
+        raise InputError(
+            "nothing_unlabelled",
+            f"{what}: every one of its {len(judged)} judged items has gold; nothing is left "
+            "for the judge to speak for",
+            where=Location(gold_path),
         )
+    y = np.asarray([g for _, g in pairs])
+    fg = np.asarray([judged[item][0] for item, _ in pairs])
+    fu = np.asarray([v for v, _ in unlabelled])
+    who = judges.get(metric, metric)
+    if metric in CITATION_METRICS:  # citations of one answer: clustered by run
+        try:
+            res = anchored_rates(
+                y,
+                fg,
+                fu,
+                who,
+                alpha,
+                clusters_gold=[judged[item][1] for item, _ in pairs],
+                clusters_unlabelled=[c for _, c in unlabelled],
+                cluster_name="run",
+            )
+        except ValueError as exc:
+            raise InputError(
+                "gold_too_small", f"{what}: {exc}", where=Location(gold_path)
+            ) from None
+    else:
+        res = anchored_rates(y, fg, fu, who, alpha)
+    return {
+        "metric": metric,
+        "system": system,
+        "judge": who,
+        "n_judged": res.n_judged,
+        "n_gold": res.n_gold,
+        "n_unlabelled": res.n_unlabelled,
+        "gold_positives": res.gold_positives,
+        "rows": [
+            {
+                "method": r.method,
+                "estimate": r.estimate,
+                "ci_low": r.ci_low,
+                "ci_high": r.ci_high,
+                "n": r.n,
+                "lambda": r.lam,
+                "interval": r.interval,
+            }
+            for r in res.rows
+        ],
+        "clusters": None if res.clusters is None else res.clusters[1],
+        "assumption": res.assumption,
+        "warnings": list(res.warnings),
+    }
+
+
+def gold_anchored(
+    gold: pd.DataFrame | None,
+    gold_path: str,
+    cites: pd.DataFrame,
+    scores: pd.DataFrame | None,
+    verifier: str,
+    judge: str | None,
+    alpha: float,
+) -> dict[str, Any]:
+    """summary.json's ``gold_anchored``: whose judgement each rate is and, with gold, every
+    rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only)."""
+    judges = whose_judgement(verifier, judge)
+    out: dict[str, Any] = {
+        "judged_by": judges,
+        "assumption": None,
+        "rates": [],
+        "not_anchored": list(judges),
+    }
+    if gold is None:
+        return out
+    items = judged_items(cites, scores)
+    groups = _gold_groups(gold, gold_path, items)
+    rates = [
+        _anchored_rate(metric, system, pairs, items[(metric, system)], judges, alpha, gold_path)
+        for (metric, system), pairs in sorted(
+            groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
+        )
+    ]
     out["assumption"] = ASSUMPTION
     out["rates"] = rates
     anchored = {r["metric"] for r in rates}

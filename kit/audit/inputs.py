@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -21,6 +21,11 @@ from kit.guard.score_store import DEFAULT_STORE
 from kit.guard.verifier import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
 from kit.parallel import LOCAL, Engine
+
+if TYPE_CHECKING:
+    from kit.certify.design import Design
+    from kit.grade.checklist import Checklist
+    from kit.runs.reader import RunsRead
 
 DEFAULT_CALIBRATION = "pubmedqa-neighbours"
 
@@ -116,9 +121,49 @@ def _run_id_at(path: Path, line: int | None) -> str | None:
 
 def read_inputs(opts: AuditOptions) -> Inputs:
     """Read and validate every input; InputError / ConfigError name file, row and field."""
+    from kit.schema import read_table
+
+    res, n_in_file = _read_audit_runs(opts)
+    hashes: dict[str, dict[str, str]] = {
+        "runs": {"path": str(opts.runs), "sha256": file_sha256(opts.runs)}
+    }
+    checklists, verdicts = _read_grading(opts, res, hashes)
+    calibration = None
+    if opts.calibration != DEFAULT_CALIBRATION:
+        from kit.guard.calibration import load_calibration
+
+        calibration = load_calibration(opts.calibration, opts.raw)
+    board, design, agent = _read_board(opts, res, hashes)
+    truth, planted_design, failed = _read_planted(opts, hashes)
+    gold = None
+    if opts.gold is not None:
+        from kit.audit.gold import GOLD_SCHEMA
+
+        gold = read_table(opts.gold, GOLD_SCHEMA)
+        hashes["gold"] = {"path": str(opts.gold), "sha256": file_sha256(opts.gold)}
+    inputs = Inputs(
+        res,
+        checklists,
+        verdicts,
+        calibration,
+        board,
+        design,
+        agent,
+        truth,
+        planted_design,
+        failed,
+        hashes,
+        n_in_file,
+        gold,
+    )
+    return inputs
+
+
+def _read_audit_runs(opts: AuditOptions) -> tuple[RunsRead, int]:
+    """The runs to audit (the first --limit of them) and how many the file holds; every
+    corpus named by --corpus is checked first."""
     from kit.corpus.catalog import BUILTIN, open_built, parse_names
     from kit.runs.reader import RunsRead, read_runs
-    from kit.schema import read_table, read_yaml
 
     for name in parse_names(opts.corpus):
         if name not in BUILTIN:
@@ -137,9 +182,16 @@ def read_inputs(opts: AuditOptions) -> Inputs:
         if opts.limit < 1:
             raise ConfigError("bad_parameter", f"--limit must be >= 1; got {opts.limit}")
         res = RunsRead(res.source, res.runs[: opts.limit], res.skipped)
-    hashes: dict[str, dict[str, str]] = {
-        "runs": {"path": str(opts.runs), "sha256": file_sha256(opts.runs)}
-    }
+    return res, n_in_file
+
+
+def _read_grading(
+    opts: AuditOptions, res: RunsRead, hashes: dict[str, dict[str, str]]
+) -> tuple[dict[str, Checklist] | None, pd.DataFrame | None]:
+    """The frozen checklists (one attempt per (model, task) they grade) and imported judge
+    verdicts (one judge, every task with a checklist); the judge options checked together."""
+    from kit.schema import read_table
+
     checklists = verdicts = None
     if opts.judge_verdicts is not None and opts.checklists is None:
         raise ConfigError("bad_parameter", "--judge-verdicts needs --checklists")
@@ -187,11 +239,16 @@ def read_inputs(opts: AuditOptions) -> Inputs:
             "path": str(opts.judge_verdicts),
             "sha256": file_sha256(opts.judge_verdicts),
         }
-    calibration = None
-    if opts.calibration != DEFAULT_CALIBRATION:
-        from kit.guard.calibration import load_calibration
+    return checklists, verdicts
 
-        calibration = load_calibration(opts.calibration, opts.raw)
+
+def _read_board(
+    opts: AuditOptions, res: RunsRead, hashes: dict[str, dict[str, str]]
+) -> tuple[pd.DataFrame | None, Design | None, str | None]:
+    """The board and design the agent is placed on (with the agent's own scores, when given)
+    and the agent's system name."""
+    from kit.schema import read_table, read_yaml
+
     board = design = None
     agent = opts.agent_system
     if (opts.board is None) != (opts.design is None):
@@ -235,6 +292,15 @@ def read_inputs(opts: AuditOptions) -> Inputs:
                     f"the runs hold {len(models)} models; name the board system with --agent-system",
                 )
             agent = models[0]
+    return board, design, agent
+
+
+def _read_planted(
+    opts: AuditOptions, hashes: dict[str, dict[str, str]]
+) -> tuple[pd.DataFrame | None, Any, frozenset[str]]:
+    """A planted set's truth and design beside the runs, and its simulated failed lookups."""
+    from kit.schema import read_table
+
     truth_path, design_path, failed_path = _planted_sidecars(opts)
     truth = planted_design = None
     if truth_path is not None:
@@ -252,28 +318,7 @@ def read_inputs(opts: AuditOptions) -> Inputs:
     if failed_path is not None:
         failed = _read_lines(failed_path)
         hashes["failed_lookups"] = {"path": str(failed_path), "sha256": file_sha256(failed_path)}
-    gold = None
-    if opts.gold is not None:
-        from kit.audit.gold import GOLD_SCHEMA
-
-        gold = read_table(opts.gold, GOLD_SCHEMA)
-        hashes["gold"] = {"path": str(opts.gold), "sha256": file_sha256(opts.gold)}
-    inputs = Inputs(
-        res,
-        checklists,
-        verdicts,
-        calibration,
-        board,
-        design,
-        agent,
-        truth,
-        planted_design,
-        failed,
-        hashes,
-        n_in_file,
-        gold,
-    )
-    return inputs
+    return truth, planted_design, failed
 
 
 def resolved_alpha(opts: AuditOptions, calibration: Any | None) -> float:

@@ -467,12 +467,9 @@ def build_summary(
 ) -> dict[str, Any]:
     """summary.json (strict JSON) from the stages' outputs (:mod:`kit.audit.pipeline`)."""
     from kit import __version__
-    from kit.audit.flags import FLAG_REASONS
-    from kit.audit.resolve import RESOLUTION_RULE
-    from kit.corpus.catalog import describe
-    from kit.grade.citation_audit import CLUSTER_NOTE, audit_rates
+    from kit.grade.citation_audit import audit_rates
 
-    card, chain, t, promise = ctx.card, ctx.chain, flagged.t, flagged.promise
+    card = ctx.card
     planted = None
     if inputs.truth is not None and inputs.planted_design is not None:
         planted = {
@@ -486,63 +483,14 @@ def build_summary(
         "kit_version": __version__,
         "command": "kit audit",
         "inputs": inputs.hashes,
-        "verifier": {
-            "name": card["name"],
-            "variant": opts.variant,
-            **identity_entry(card),  # onnx_sha256, or an LLM card's instrument_sha256
-            "scoring_rule": card["scoring_rule"],
-            "window_rule": card["window_rule"],
-            "device": opts.device,
-        },
-        "corpus": {
-            "name": opts.corpus,
-            "description": "; ".join(c.description for c in chain.corpora),
-            "n_papers": sum(c.n_documents() for c in chain.corpora),
-            "simulated_outages": len(inputs.failed_lookups),
-            "order": list(chain.order),
-            "resolution": RESOLUTION_RULE,
-            "corpora": [describe(c) for c in chain.corpora],
-            "closed_world": ctx.closed_world,
-            "reattribution": "BM25 candidates from the PubMedQA corpus (registry)",
-        },
-        "conformal": {
-            "alpha": flagged.alpha,
-            "tau": t.tau,
-            "k": t.k,
-            "n_cal": t.n_cal,
-            "cal_recall": t.cal_recall,
-            "calibration": cal.meta,
-            "rule": "flag iff s <= tau; catch >= 1 - alpha for unsupported citations "
-            "exchangeable with the calibration negatives"
-            + ("; Mondrian: tau = max over negative types" if t.rule == "mondrian" else ""),
-            "guarantee": promise,
-        },
+        "verifier": _verifier_entry(opts, card),
+        "corpus": _corpus_entry(opts, inputs, ctx),
+        "conformal": _conformal_entry(flagged, cal),
         "l2_rule": {"yes_at": check.rule.yes_at, "partial_at": check.rule.partial_at},
         "instrument": None if cal.instrument is None else dict(cal.instrument.__dict__),
         "level": opts.level,
         "seed": opts.seed,
-        "counts": {
-            "runs": len(runs),
-            "runs_in_file": inputs.n_in_file,
-            "status": status_counts(runs),
-            "limit": opts.limit,
-            "skipped_lines": len(inputs.runs.skipped),
-            "skipped": [
-                {"line": s.line, "reason": s.reason, "field": s.field, "message": s.message}
-                for s in inputs.runs.skipped
-            ],
-            "claims": check.claims.n_claims,
-            "claims_citing": check.claims.n_citing,
-            "unresolved_markers": check.claims.n_unresolved,
-            "citations": len(cites),
-            "l1": {k: int((cites["l1"] == k).sum()) for k in ("found", "notfound", "transient")}
-            | {"unchecked": int((cites["l1"] == "unchecked").sum())},
-            "l2": {k: int((cites["l2"] == k).sum()) for k in ("yes", "partial", "no", "refused")},
-            "evidence": {k: int((cites["evidence"] == k).sum()) for k in EVIDENCE},
-            "unread_response_refs": check.unread_refs,
-            "flagged": {k: int((cites["flag_reason"] == k).sum()) for k in FLAG_REASONS},
-            "suggested": int((cites["suggested"] != "").sum()),
-        },
+        "counts": _counts(opts, inputs, check, cites),
         "unfinished_runs": unfinished_runs(runs),
         "headline": headline,
         "citation_rates": audit_rates(cites, opts.level).to_dict("records"),
@@ -551,7 +499,103 @@ def build_summary(
         else {"judge": graded.judge, "n_scored": len(graded.scores), "threshold": 0.5},
         "board": None if placed is None else board_summary(placed, str(inputs.agent)),
         "planted": planted,
-        "notes": [
+        "notes": _notes(opts, inputs, check, cal, flagged, cites, card),
+    }
+    return json_clean(summary)
+
+
+def _verifier_entry(opts: Any, card: Mapping[str, Any]) -> dict[str, Any]:
+    """summary.json's ``verifier``: the card's name, identity and rules, variant and device."""
+    return {
+        "name": card["name"],
+        "variant": opts.variant,
+        **identity_entry(card),  # onnx_sha256, or an LLM card's instrument_sha256
+        "scoring_rule": card["scoring_rule"],
+        "window_rule": card["window_rule"],
+        "device": opts.device,
+    }
+
+
+def _corpus_entry(opts: Any, inputs: Any, ctx: Any) -> dict[str, Any]:
+    """summary.json's ``corpus``: the corpora of L1 / L2 in resolution order."""
+    from kit.audit.resolve import RESOLUTION_RULE
+    from kit.corpus.catalog import describe
+
+    chain = ctx.chain
+    return {
+        "name": opts.corpus,
+        "description": "; ".join(c.description for c in chain.corpora),
+        "n_papers": sum(c.n_documents() for c in chain.corpora),
+        "simulated_outages": len(inputs.failed_lookups),
+        "order": list(chain.order),
+        "resolution": RESOLUTION_RULE,
+        "corpora": [describe(c) for c in chain.corpora],
+        "closed_world": ctx.closed_world,
+        "reattribution": "BM25 candidates from the PubMedQA corpus (registry)",
+    }
+
+
+def _conformal_entry(flagged: Any, cal: Any) -> dict[str, Any]:
+    """summary.json's ``conformal``: the threshold, its calibration and its guarantee."""
+    t, promise = flagged.t, flagged.promise
+    return {
+        "alpha": flagged.alpha,
+        "tau": t.tau,
+        "k": t.k,
+        "n_cal": t.n_cal,
+        "cal_recall": t.cal_recall,
+        "calibration": cal.meta,
+        "rule": "flag iff s <= tau; catch >= 1 - alpha for unsupported citations "
+        "exchangeable with the calibration negatives"
+        + ("; Mondrian: tau = max over negative types" if t.rule == "mondrian" else ""),
+        "guarantee": promise,
+    }
+
+
+def _counts(opts: Any, inputs: Any, check: Any, cites: pd.DataFrame) -> dict[str, Any]:
+    """summary.json's ``counts``: runs, lines skipped, claims and citations by label."""
+    from kit.audit.flags import FLAG_REASONS
+
+    runs = inputs.runs.runs
+    return {
+        "runs": len(runs),
+        "runs_in_file": inputs.n_in_file,
+        "status": status_counts(runs),
+        "limit": opts.limit,
+        "skipped_lines": len(inputs.runs.skipped),
+        "skipped": [
+            {"line": s.line, "reason": s.reason, "field": s.field, "message": s.message}
+            for s in inputs.runs.skipped
+        ],
+        "claims": check.claims.n_claims,
+        "claims_citing": check.claims.n_citing,
+        "unresolved_markers": check.claims.n_unresolved,
+        "citations": len(cites),
+        "l1": {k: int((cites["l1"] == k).sum()) for k in ("found", "notfound", "transient")}
+        | {"unchecked": int((cites["l1"] == "unchecked").sum())},
+        "l2": {k: int((cites["l2"] == k).sum()) for k in ("yes", "partial", "no", "refused")},
+        "evidence": {k: int((cites["evidence"] == k).sum()) for k in EVIDENCE},
+        "unread_response_refs": check.unread_refs,
+        "flagged": {k: int((cites["flag_reason"] == k).sum()) for k in FLAG_REASONS},
+        "suggested": int((cites["suggested"] != "").sum()),
+    }
+
+
+def _notes(
+    opts: Any,
+    inputs: Any,
+    check: Any,
+    cal: Any,
+    flagged: Any,
+    cites: pd.DataFrame,
+    card: Mapping[str, Any],
+) -> list[str]:
+    """summary.json's ``notes``: what the figures mean and which assumptions they rest on."""
+    from kit.grade.citation_audit import CLUSTER_NOTE
+
+    runs, promise = inputs.runs.runs, flagged.promise
+    return (
+        [
             CLUSTER_NOTE,
             (
                 "the verifier is a similarity bi-encoder: it measures topical support, not "
@@ -586,6 +630,5 @@ def build_summary(
             [f"--limit {opts.limit}: the first {len(runs)} of {inputs.n_in_file} runs audited"]
             if opts.limit is not None
             else []
-        ),
-    }
-    return json_clean(summary)
+        )
+    )

@@ -91,6 +91,42 @@ def prepare_board(
         raise InputError("empty_table", "the score table has no rows", where=Location(source))
     frame = frame.reset_index(drop=True)
     check_metadata(list(frame.columns), design, source)
+    _check_clusters(frame, design, source)
+    systems = _systems(frame, design, source)
+    readouts = _readouts(frame, design, source)
+    tasks, cluster_names, codes = _task_layout(frame)
+    si = pd.Index(systems).get_indexer(frame["system"].astype(str))
+    ti = pd.Index(tasks).get_indexer(frame["task_id"].astype(str))
+    ri = pd.Index(readouts).get_indexer(frame["readout"].astype(str))
+    shape = (len(readouts) + 1, len(systems), len(tasks))
+    cube = np.full(shape, np.nan)
+    failed = np.zeros(shape, dtype=bool)
+    present = np.zeros(shape, dtype=bool)
+    score = frame["score"].to_numpy(dtype=float, na_value=np.nan)
+    fail = frame["failed"].to_numpy(dtype=bool)
+    _check_scores(score, fail, source)
+    score = _normalise(frame, score, design, targets, source, targets_source)
+    cube[ri, si, ti] = np.where(fail, np.nan, score)
+    failed[ri, si, ti] = fail | ~np.isfinite(score)
+    present[ri, si, ti] = True
+    meta = _metadata(frame, design, (len(systems), len(tasks)), si, ti, source)
+    common = _composite_layer(cube, present, failed, readouts, design)
+    return Board(
+        systems=systems,
+        tasks=tasks,
+        clusters=cluster_names,
+        codes=codes,
+        readouts=(*readouts, COMPOSITE),
+        cube=cube,
+        failed=failed,
+        present=present,
+        meta=meta,
+        composite_tasks=common,
+    )
+
+
+def _check_clusters(frame: pd.DataFrame, design: Design, source: str) -> None:
+    """Every cluster declared (when the design declares them); no task in two clusters."""
     if design.clusters is not None:
         declared = set(design.clusters)
         bad = ~frame["cluster"].isin(declared)
@@ -111,6 +147,10 @@ def prepare_board(
             f"task {task!r} appears under more than one cluster",
             where=Location(source, column="cluster"),
         )
+
+
+def _systems(frame: pd.DataFrame, design: Design, source: str) -> tuple[str, ...]:
+    """The table's systems, sorted: at least one pair to certify, none the design omits."""
     systems = tuple(sorted(frame["system"].astype(str).unique()))
     if not design.pairs(list(systems)):
         raise InputError(
@@ -128,6 +168,11 @@ def prepare_board(
                 "'systems:' list",
                 where=Location(source, column="system"),
             )
+    return systems
+
+
+def _readouts(frame: pd.DataFrame, design: Design, source: str) -> tuple[str, ...]:
+    """The table's readouts, sorted: every one the design's axes name, none off them."""
     readouts = tuple(sorted(frame["readout"].astype(str).unique()))
     if design.axes is not None:
         named = {r for rs in design.axes.values() for r in rs}
@@ -148,22 +193,22 @@ def prepare_board(
                 "is never certified; add it to an axis or drop its rows",
                 where=Location(source, i + 2, "readout"),
             )
+    return readouts
+
+
+def _task_layout(frame: pd.DataFrame) -> tuple[tuple[str, ...], tuple[str, ...], np.ndarray]:
+    """Tasks ordered by (cluster, task_id), the cluster names and each task's cluster code."""
     task_cluster = frame.drop_duplicates("task_id").set_index("task_id")["cluster"].astype(str)
     cluster_names = tuple(sorted(task_cluster.unique()))
     cluster_index = {c: i for i, c in enumerate(cluster_names)}
     # Tasks ordered by (cluster, task_id): cluster sums are then contiguous blocks (no copies).
     tasks = tuple(sorted(task_cluster.index.astype(str), key=lambda t: (task_cluster[t], t)))
     codes = np.array([cluster_index[task_cluster[t]] for t in tasks], dtype=np.int64)
+    return tasks, cluster_names, codes
 
-    si = pd.Index(systems).get_indexer(frame["system"].astype(str))
-    ti = pd.Index(tasks).get_indexer(frame["task_id"].astype(str))
-    ri = pd.Index(readouts).get_indexer(frame["readout"].astype(str))
-    shape = (len(readouts) + 1, len(systems), len(tasks))
-    cube = np.full(shape, np.nan)
-    failed = np.zeros(shape, dtype=bool)
-    present = np.zeros(shape, dtype=bool)
-    score = frame["score"].to_numpy(dtype=float, na_value=np.nan)
-    fail = frame["failed"].to_numpy(dtype=bool)
+
+def _check_scores(score: np.ndarray, fail: np.ndarray, source: str) -> None:
+    """A run without a score is failed; a failed run has no score."""
     unexplained = ~fail & ~np.isfinite(score)
     if unexplained.any():
         i = int(np.flatnonzero(unexplained)[0])
@@ -183,11 +228,18 @@ def prepare_board(
             "score or mark the run not failed",
             where=Location(source, i + 2, "score"),
         )
-    score = _normalise(frame, score, design, targets, source, targets_source)
-    cube[ri, si, ti] = np.where(fail, np.nan, score)
-    failed[ri, si, ti] = fail | ~np.isfinite(score)
-    present[ri, si, ti] = True
 
+
+def _metadata(
+    frame: pd.DataFrame,
+    design: Design,
+    shape: tuple[int, int],
+    si: np.ndarray,
+    ti: np.ndarray,
+    source: str,
+) -> dict[str, np.ndarray]:
+    """Each entry-metadata column as a (system, task) array (tested admissibility only); it
+    must not differ across the readouts of one (task, system)."""
     meta: dict[str, np.ndarray] = {}
     for col in META if design.admissibility == "tested" else ():
         nunique = frame.groupby(["system", "task_id"], sort=False)[col].nunique()
@@ -198,23 +250,11 @@ def prepare_board(
                 f"{col} differs across readouts of task {t!r}, system {s!r}",
                 where=Location(source, column=col),
             )
-        arr = np.full((len(systems), len(tasks)), None, dtype=object)
+        arr = np.full(shape, None, dtype=object)
         arr[si, ti] = frame[col].astype(str).to_numpy(dtype=object)
         meta[col] = arr
 
-    common = _composite_layer(cube, present, failed, readouts, design)
-    return Board(
-        systems=systems,
-        tasks=tasks,
-        clusters=cluster_names,
-        codes=codes,
-        readouts=(*readouts, COMPOSITE),
-        cube=cube,
-        failed=failed,
-        present=present,
-        meta=meta,
-        composite_tasks=common,
-    )
+    return meta
 
 
 def check_metadata(columns: list[str], design: Design, source: str = "") -> None:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from kit.errors import check_param
+from kit.errors import ConfigError, check_param
 
 SYNTHETIC_PREFIX = "syn-"
 
@@ -172,3 +172,61 @@ def true_differences(effects: Mapping[str, float]) -> pd.DataFrame:
         for b in systems[i + 1 :]
     ]
     return pd.DataFrame(rows)
+
+
+def parse_effects(text: str) -> dict[str, float]:
+    """``--systems NAME=EFFECT[,NAME=EFFECT...]`` as a mapping (at least two systems)."""
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        name, sep, value = item.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise ConfigError(
+                "bad_parameter", f"--systems expects NAME=EFFECT[,NAME=EFFECT...]; got {item!r}"
+            ) from None
+    if len(out) < 2:
+        raise ConfigError("bad_parameter", "--systems needs at least two systems")
+    return out
+
+
+def seeded_board(
+    seed: int,
+    effects: Mapping[str, float],
+    *,
+    n_tasks: int,
+    n_clusters: int,
+    readouts: Sequence[str],
+    fail_rate: float,
+    cluster_sd: float,
+    noise_sd: float,
+) -> tuple[pd.DataFrame, dict[str, object]]:
+    """`kit simulate board`: the seeded synthetic score table and its ``.synthetic.json``
+    record (the generator, every parameter and the true differences)."""
+    frame = simulate_board(
+        np.random.default_rng(seed),
+        effects,
+        n_tasks=n_tasks,
+        n_clusters=n_clusters,
+        readouts=readouts,
+        fail_rate=fail_rate,
+        cluster_sd=cluster_sd,
+        noise_sd=noise_sd,
+        label=f"seed{seed}",
+    )
+    meta = {
+        "synthetic": True,
+        "generator": "kit.certify.simulate.simulate_board",
+        "seed": seed,
+        "effects": dict(effects),
+        "n_tasks": n_tasks,
+        "n_clusters": n_clusters,
+        "readouts": list(readouts),
+        "fail_rate": fail_rate,
+        "cluster_sd": cluster_sd,
+        "noise_sd": noise_sd,
+        "true_differences": true_differences(effects).to_dict("records"),
+    }
+    return frame, meta

@@ -76,7 +76,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "Certify every pair of a score table under a declared design (Eq. 4 of the paper).",
     ),
     "simulate": LazyCommand(
-        "kit.commands.certify",
+        "kit.commands.simulate",
         "simulate",
         "Synthetic inputs with known truth (clearly labelled synthetic).",
     ),

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kit.commands.options import format_option
 from kit.importers.common import ImportSummary
 from kit.importers.jsonl import CITED_SCHEMES
-from kit.report.tables import render
+from kit.report.tables import frame_of, render
 from kit.schema import validate_frame
 
 _path = click.Path(path_type=Path)
@@ -27,7 +26,7 @@ _limit = click.option(
 
 
 def _print(summary: ImportSummary, fmt: str) -> None:
-    frame = validate_frame(pd.DataFrame([summary.as_row()]), "import_summary", "<import_summary>")
+    frame = validate_frame(frame_of([summary.as_row()]), "import_summary", "<import_summary>")
     click.echo(render(frame, fmt, title="import"), nl=False)
     for note in summary.notes:
         click.echo(f"note: {note}", err=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -20,6 +20,9 @@ from kit.commands.sealed import sealed_file
 from kit.registry.fetch import DEFAULT_DEST
 from kit.registry.sources import REPO_ROOT, checkout_relative
 from kit.report.tables import FORMATS
+
+if TYPE_CHECKING:
+    from kit.audit.runner import AuditOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -427,3 +430,186 @@ def labelled_scores_options(name: str, kind: str) -> Callable[[Callable], Callab
         return f
 
     return apply
+
+
+# Shared by the grade commands (kit.commands.grade, grade_judge) and the certify / theory ones
+# (issue 37, step 5: one declaration per repeated option block).
+
+checklists_option = click.option(
+    "--checklists",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Frozen checklists JSONL (each with its frozen_sha256).",
+)
+"""``--checklists``: the frozen checklists a grading command scores against."""
+
+solve_threshold_option = click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="Solved iff score >= threshold.",
+)
+"""``--threshold``: a checklist score at or above it is a solved task."""
+
+
+def bootstrap_options(ci: str = "CI") -> Callable[[F], F]:
+    """``--n-boot`` and ``--seed`` of a command with bootstrap CIs; ``ci`` names them in the
+    help ("Bootstrap resamples of every <ci>.")."""
+
+    def apply(f: F) -> F:
+        f = click.option(
+            "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
+        )(f)
+        return click.option(
+            "--n-boot",
+            type=click.IntRange(min=1),
+            default=2000,
+            show_default=True,
+            help=f"Bootstrap resamples of every {ci}.",
+        )(f)
+
+    return apply
+
+
+table_file_option = click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the table here (atomically) instead of printing it.",
+)
+"""``--out FILE`` of a grade command that prints one table or writes it."""
+
+max_answer_chars_option = click.option(
+    "--max-answer-chars",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Answers longer than this are an error (or a counted skip with --skip-bad).",
+)
+
+skip_bad_option = click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Skip malformed run lines (counted and listed) instead of failing.",
+)
+
+
+def echo_table(
+    frame: Any,
+    schema: str,
+    fmt: str | None,
+    out: Path | None,
+    title: str,
+    *,
+    where: str = "<output>",
+    note_err: bool = False,
+) -> None:
+    """Validate ``frame`` and print it (no ``out``) or write it to ``out`` in the format
+    :func:`format_for` picks (kit.report.tables.emit), echoing ``"<title>: <n> rows -> <out>"``
+    (to stderr with ``note_err``)."""
+    from kit.report.tables import emit
+
+    text = emit(frame, schema, format_for(fmt, out), out, title, where)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        click.echo(text, err=note_err)
+
+
+def citation_check_options(f: Callable[..., None]) -> Callable[..., None]:
+    """The options of the citation stages (claims, L1, L2), shared by `kit audit` and its view
+    `kit grade audit-citations`: one name and one default per concept."""
+    from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
+    from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+
+    _dir = click.Path(file_okay=False, path_type=Path)
+    opts = [
+        click.option(
+            "--corpus",
+            default="pubmedqa",
+            show_default=True,
+            help="Corpora for L1/L2, NAME[,NAME] in resolution order: the first that holds a "
+            "citation resolves it; notfound only inside a corpus's declared complete coverage, "
+            "else unchecked (`kit corpus list`). pubmedqa (built in) is a sample.",
+        ),
+        click.option(
+            "--corpus-root",
+            type=_dir,
+            default=DEFAULT_CORPUS_ROOT,
+            show_default=True,
+            cls=PathDefault,
+            help="Built corpora.",
+        ),
+        click.option(
+            "--raw",
+            type=_dir,
+            default=DEFAULT_DEST,
+            show_default=True,
+            cls=PathDefault,
+            help="Fetched registry.",
+        ),
+        click.option("--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP),
+        variant_option,
+        device_option,
+        batch_size_option,
+        click.option(
+            "--yes-at",
+            type=click.FloatRange(0, 1),
+            default=0.84,
+            show_default=True,
+            help="L2 yes iff the support score s >= this.",
+        ),
+        click.option(
+            "--partial-at",
+            type=click.FloatRange(0, 1),
+            default=0.80,
+            show_default=True,
+            help="L2 partial iff s >= this (and below --yes-at); else no.",
+        ),
+        click.option(
+            "--limit",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Audit only the first N runs in the file's order (printed and recorded).",
+        ),
+        score_store_options,
+        engine_options,
+        click.option(
+            "--max-answer-chars",
+            type=click.IntRange(min=1),
+            default=100_000,
+            show_default=True,
+            help="Answers longer than this are an error (or a counted skip with --skip-bad).",
+        ),
+        click.option(
+            "--skip-bad", is_flag=True, help="Skip malformed run lines (counted) instead."
+        ),
+        click.option("--quiet", is_flag=True, help="No progress on stderr."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def audit_options(runs: Path, **check: Any) -> AuditOptions:
+    """AuditOptions from the values of :func:`citation_check_options` (and any other
+    AuditOptions field given by name)."""
+    from kit.audit.runner import AuditOptions
+    from kit.parallel import Engine
+
+    cache_dir, no_cache, quiet = check.pop("cache_dir"), check.pop("no_cache"), check.pop("quiet")
+    engine = Engine(
+        check.pop("engine"),
+        check.pop("ray_address"),
+        check.pop("ray_workers"),
+        check.pop("ray_connect_timeout"),
+    )
+    return AuditOptions(
+        runs=runs,
+        out=check.pop("out", Path(".")),
+        cache_dir=score_store_root(cache_dir, no_cache),
+        engine=engine,
+        progress=not quiet,
+        **check,
+    )

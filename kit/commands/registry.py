@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kit import atomic
 from kit.commands.options import PathDefault, deprecated_alias, format_option
 from kit.registry import fetch as fetch_mod
 from kit.registry.licences import render_licences
 from kit.registry.sources import REPO_ROOT, load_sources
-from kit.report.tables import render
+from kit.report.tables import frame_of, render
 
 # the registry folder is --raw everywhere (the commands reading it say --raw too)
 _raw_dest = click.option(
@@ -52,7 +51,7 @@ def list_cmd(fmt: str) -> None:
         for s in load_sources()
         for f in s.files
     ]
-    click.echo(render(pd.DataFrame(rows), fmt), nl=False)
+    click.echo(render(frame_of(rows), fmt), nl=False)
 
 
 @registry.command("fetch")

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from kit.commands.options import PathDefault
-from kit.errors import ConfigError
 from kit.registry.sources import REPO_ROOT, SOURCES_FILE, load_sources
 from kit.release import container
 from kit.release import manifest as man
@@ -140,14 +139,8 @@ def container_cmd(
 
     Example: kit release container cpu --mirror ../shared/registry
     """
-    from kit.registry.fetch import default_mirror
-
-    mirror = mirror if mirror is not None else default_mirror()
-    if mirror is None:
-        raise ConfigError("no_mirror", "no registry mirror: pass --mirror or set KIT_MIRROR")
-    spec = container.run_spec(kind, mirror, target=target, out=out, image=image)
-    result = container.run(spec, container.client(host))
+    result, line = container.run_reproduction(kind, mirror, target, out, image, host)
     click.echo(result.logs, nl=False)
-    click.echo(f"container {spec.image}: make {target} exited {result.exit_code}")
+    click.echo(line)
     if result.exit_code != 0:
         raise SystemExit(1)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kit import __version__, atomic, boundary
-from kit.commands.certify import DESIGN_COPY, SYNTHETIC_FILE
+from kit.certify.run import DESIGN_COPY, SYNTHETIC_FILE
 from kit.commands.sealed import CONTEXT_FILE, sealed_file
 from kit.release.receipts import file_sha256
 from kit.report.board_page import render_board_page

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kit import atomic
 from kit.commands.options import (
@@ -21,7 +20,7 @@ from kit.commands.options import (
 )
 from kit.release import receipts
 from kit.release import reproduce as rep
-from kit.report.tables import render, to_console
+from kit.report.tables import frame_of, render, to_console
 
 # the frozen tables that need a verifier are of the similarity bi-encoder
 REPRODUCE_VERIFIER = "minilm-bi"
@@ -56,11 +55,11 @@ def list_cmd(fmt: str) -> None:
         }
         for d in rep.load_declarations()
     ]
-    frame = pd.DataFrame(rows)
     if fmt == "table":
-        click.echo(to_console(frame[["name", "section", "title"]], max_cell=48), nl=False)
+        shown = frame_of(rows, ["name", "section", "title"])
+        click.echo(to_console(shown, max_cell=48), nl=False)
     else:
-        click.echo(render(frame, fmt), nl=False)
+        click.echo(render(frame_of(rows), fmt), nl=False)
 
 
 @reproduce.command("run")
@@ -106,9 +105,7 @@ def list_cmd(fmt: str) -> None:
     cls=DeprecatedOption,
     replacement="kit release container KIND",
 )
-@click.pass_context
 def run_cmd(
-    ctx: click.Context,
     names: tuple[str, ...],
     raw: Path,
     out: Path,
@@ -129,19 +126,14 @@ def run_cmd(
     Example: kit reproduce run board_check --tables data/tables
     """
     if container is not None:
-        from kit.commands.release import container_cmd
+        from kit.release.container import run_reproduction
 
         warn_deprecated("kit reproduce run --container KIND", f"kit release container {container}")
-
-        ctx.invoke(
-            container_cmd,
-            kind=container,
-            mirror=None,
-            out=out,
-            target="reproduce",
-            image=None,
-            host=None,
-        )
+        result, line = run_reproduction(container, None, "reproduce", out)
+        click.echo(result.logs, nl=False)
+        click.echo(line)
+        if result.exit_code != 0:
+            raise SystemExit(1)
         return
     decls = rep.select(rep.load_declarations(), names, skip_slow=skip_slow, skip=skip)
     resources: dict[str, Path] = {}

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kit.commands.options import format_option
-from kit.report.tables import render
+from kit.report.tables import frame_of, render
 from kit.schema import load_schema, read_table, schema_names, schema_path
 
 
@@ -34,7 +33,7 @@ def list_cmd(fmt: str) -> None:
                 "key": " ".join(s.unique or []),
             }
         )
-    click.echo(render(pd.DataFrame(rows), fmt), nl=False)
+    click.echo(render(frame_of(rows), fmt), nl=False)
 
 
 @schema.command("show")

@@ -9,33 +9,16 @@ discrepancy between typed claim graphs, Eq. (20)).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
-import numpy as np
-import pandas as pd
 
-from kit import atomic
-from kit.commands.options import deprecated_alias, format_for, table_out_format_option
+from kit.commands.options import (
+    deprecated_alias,
+    echo_table,
+    table_out_format_option,
+)
 from kit.commands.sealed import sealed_file
-from kit.errors import ConfigError, InputError, Location
-from kit.report.tables import render
-from kit.schema import read_table, validate_frame
-
-if TYPE_CHECKING:
-    from kit.certify.distance import BranchKernels, SystemDistance
-
-
-def _emit(frame: pd.DataFrame, schema: str, out: Path | None, fmt: str | None, title: str) -> None:
-    """Validate ``frame`` against its schema, then write it atomically (or print it)."""
-    frame = validate_frame(frame, schema, str(out) if out else "<output>")
-    text = render(frame, format_for(fmt, out), title=title)
-    if out is None:
-        click.echo(text, nl=False)
-    else:
-        atomic.write_text(out, text)
-        click.echo(f"{title}: {len(frame)} rows -> {out}")
-
+from kit.schema import read_table
 
 _out_option = click.option(
     "--out",
@@ -90,19 +73,10 @@ def lm_cmd(
     Examples:
       kit theory lm examples/theory/runs.csv --estimator ratio_q95 --estimator affine
     """
-    from kit.certify import sensitivity
+    from kit.certify.theory import lm_table
 
     frame = read_table(runs, "theory_paired_runs")
-    if frame.empty:
-        raise InputError("no_runs", "no paired runs", where=Location(str(runs)))
-    rows = sensitivity.sensitivity_report(
-        frame["system"].tolist(),
-        frame["x"].to_numpy(float),
-        frame["y"].to_numpy(float),
-        designs or sensitivity.DESIGNS,
-        q,
-    )
-    _emit(pd.DataFrame([r.__dict__ for r in rows]), "theory_lm", out, fmt, "module sensitivity")
+    echo_table(lm_table(frame, designs, q, str(runs)), "theory_lm", fmt, out, "module sensitivity")
 
 
 @theory.command("compose")
@@ -134,114 +108,17 @@ def compose_cmd(stages: Path, eps0: float, L_U: float, out: Path | None, fmt: st
       kit theory compose examples/theory/stages_zero_inf.csv --eps0 0.05
       kit theory compose examples/theory/stages.csv --eps0 inf
     """
-    from kit.certify import composition
+    from kit.certify.theory import check_compose_constants, compose_table
 
-    for name, v in (("--eps0", eps0), ("--L-U", L_U)):
-        if not v >= 0:
-            raise ConfigError("bad_parameter", f"{name} must be a number >= 0 or inf, got {v}")
-    frame = read_table(stages, "theory_stages").sort_values("stage").reset_index(drop=True)
-    if frame.empty or frame["stage"].tolist() != list(range(1, len(frame) + 1)):
-        raise InputError(
-            "bad_stages", "stages must be numbered 1..K without gaps", where=Location(str(stages))
-        )
-    names = ["entry"] + (
-        frame["name"].fillna("").tolist() if "name" in frame else [""] * len(frame)
-    )
-    xi = frame["xi"].fillna(0.0).to_numpy(float) if "xi" in frame else None
-    rows = composition.stage_bounds(
-        eps0, frame["L"].to_numpy(float), frame["eps"].to_numpy(float), xi, L_U
-    )
-    table = pd.DataFrame([r.__dict__ for r in rows])
-    table.insert(1, "name", names)
-    vacuous = [str(r.stage) for r in rows if np.isinf(r.bound)]
+    check_compose_constants(eps0, L_U)
+    table, vacuous = compose_table(read_table(stages, "theory_stages"), eps0, L_U, str(stages))
     if vacuous:
         click.echo(
             f"warning: the Theorem 2 bound is inf (vacuous) at stage(s) {', '.join(vacuous)}: an "
             "infinite eps0/L/eps/xi is carried there by a nonzero factor",
             err=True,
         )
-    _emit(table, "theory_compose", out, fmt, "composition bound")
-
-
-def _kernels(
-    transitions: pd.DataFrame,
-    states: pd.DataFrame,
-    system: str,
-    transitions_file: str,
-    states_file: str,
-) -> BranchKernels:
-    """One system's logged kernels; an error names the file that holds the offending column."""
-    from kit.certify import distance
-
-    st = states[states["system"] == system]
-    tr = transitions[transitions["system"] == system]
-    if st.empty:
-        raise InputError(
-            "unknown_system",
-            f"no states for system {system!r}",
-            where=Location(states_file, column="system"),
-        )
-    known = set(st["state"])
-    for col in ("state", "next_state"):
-        bad = tr[~tr[col].isin(known)]
-        if not bad.empty:
-            raise InputError(
-                "unknown_state",
-                f"system {system!r}: {col} {bad[col].iloc[0]!r} has no row in the states "
-                f"file {states_file}",
-                where=Location(transitions_file, row=_file_row(bad), column=col),
-            )
-    labels = sorted(set(transitions["label"]))
-    return distance.empirical_kernels(
-        st["state"].tolist(),
-        st["z"].to_numpy(float),
-        list(tr[["state", "label", "next_state", "count"]].itertuples(index=False, name=None)),
-        labels=labels,
-    )
-
-
-def _file_row(bad: pd.DataFrame) -> int:
-    """The 1-based file row (header = row 1) of the first offending row of a read table."""
-    return int(bad.index[0]) + 2
-
-
-def _whole_system(
-    entries: pd.DataFrame,
-    ka: BranchKernels,
-    kb: BranchKernels,
-    system_a: str,
-    system_b: str,
-    d_ab: np.ndarray,
-    source: str,
-) -> SystemDistance:
-    """Definition 10 over the contexts where both systems have an entry law."""
-    from kit.certify import distance
-
-    laws = []
-    for system, k in ((system_a, ka), (system_b, kb)):
-        sub = entries[entries["system"] == system]
-        index = {s: i for i, s in enumerate(k.states)}
-        bad = sub[~sub["state"].isin(set(index))]
-        if not bad.empty:
-            raise InputError(
-                "unknown_state",
-                f"system {system!r}: entry state {bad['state'].iloc[0]!r} is not a logged state",
-                where=Location(source, row=_file_row(bad), column="state"),
-            )
-        laws.append(
-            {
-                c: (np.array([index[s] for s in g["state"]]), g["weight"].to_numpy(float))
-                for c, g in sub.groupby("context", sort=True)
-            }
-        )
-    common = sorted(set(laws[0]) & set(laws[1]))
-    if not common:
-        raise InputError(
-            "no_common_context", "no context has entries for both systems", where=Location(source)
-        )
-    return distance.whole_system_distance(
-        d_ab, [laws[0][c] for c in common], [laws[1][c] for c in common]
-    )
+    echo_table(table, "theory_compose", fmt, out, "composition bound")
 
 
 @theory.command("distance")
@@ -305,67 +182,24 @@ def distance_cmd(
       kit theory distance examples/theory/transitions.csv examples/theory/states.csv --system-a syn-A --system-b syn-B
       kit theory distance examples/theory/transitions.csv examples/theory/states.csv --system-a syn-A --system-b syn-B --entries examples/theory/entries.csv --format markdown
     """
-    from kit.certify import distance
+    from kit.certify.theory import DistanceInputs, distance_tables
 
     tr = read_table(transitions, "theory_transitions")
     st = read_table(states, "theory_states")
-    if system_a == system_b:
-        raise ConfigError("bad_parameter", "--system-a and --system-b must differ")
-    ka = _kernels(tr, st, system_a, str(transitions), str(states))
-    kb = _kernels(tr, st, system_b, str(transitions), str(states))
-    rng = np.random.default_rng(seed)
-    cc = distance.contraction_check(ka, kb, gamma, beta, rng, tol=tol)
-    fp = distance.fixed_point(ka, kb, gamma, beta, tol=tol)
-    union = distance.disjoint_union([ka, kb], [system_a, system_b])
-    fu = distance.fixed_point(union, union, gamma, beta, tol=tol, symmetric=True)
-    pm = distance.pseudometric_check(fu.d, rng)
-    restrict = float(np.max(np.abs(fu.d[: ka.n, ka.n :] - fp.d)))
-    slack = 10 * tol
-    checks = [
-        ("modulus_theory", cc.modulus_theory, None),
-        ("modulus_observed", cc.modulus_observed, cc.modulus_theory + 1e-9),
-        ("modulus_random_pairs", cc.modulus_random, cc.modulus_theory + 1e-9),
-        ("uniqueness_gap_two_starts", cc.start_gap, slack),
-        ("iterations", float(fp.iterations), None),
-        ("fixed_point_error_bound", fp.error_bound, None),
-        ("union_restriction_gap", restrict, slack),
-        ("max_diagonal", pm.max_diagonal, slack),
-        ("max_asymmetry", pm.max_asymmetry, slack),
-        ("max_triangle_violation", pm.max_triangle_violation, slack),
-        ("triples_checked", float(pm.n_triples), None),
-        ("min_distance_ab", float(fp.d.min()), None),
-        ("mean_distance_ab", float(fp.d.mean()), None),
-        ("max_distance_ab", float(fp.d.max()), None),
-    ]
-    if entries is not None:
-        sd = _whole_system(
-            read_table(entries, "theory_entries"), ka, kb, system_a, system_b, fp.d, str(entries)
-        )
-        checks += [
-            ("whole_system_mean", sd.mean, None),
-            ("whole_system_sup", sd.sup, None),
-            ("whole_system_contexts", float(sd.n_contexts), None),
-        ]
-    frame = pd.DataFrame(
-        [
-            {"check": c, "value": v, "limit": np.nan if lim is None else lim,
-             "holds": None if lim is None else ("true" if v <= lim else "false")}
-            for c, v, lim in checks
-        ]
-    )  # fmt: skip
+    inputs = DistanceInputs(
+        tr,
+        st,
+        str(transitions),
+        str(states),
+        (lambda: read_table(entries, "theory_entries")) if entries is not None else None,
+        str(entries),
+    )
+    result = distance_tables(inputs, system_a, system_b, gamma, beta, tol, seed)
     if pairs_out is not None:
-        ia, ib = np.meshgrid(np.arange(ka.n), np.arange(kb.n), indexing="ij")
-        pairs = pd.DataFrame(
-            {
-                "system_a": system_a,
-                "state_a": [ka.states[i] for i in ia.ravel()],
-                "system_b": system_b,
-                "state_b": [kb.states[j] for j in ib.ravel()],
-                "distance": fp.d.ravel(),
-            }
+        echo_table(
+            result.pairs, "theory_distance_pairs", "csv", pairs_out, "controllability distance"
         )
-        _emit(pairs, "theory_distance_pairs", pairs_out, "csv", "controllability distance")
-    _emit(frame, "theory_distance_checks", out, fmt, "Theorem 4 checks")
+    echo_table(result.checks, "theory_distance_checks", fmt, out, "Theorem 4 checks")
 
 
 @theory.command("radius")
@@ -384,16 +218,10 @@ def radius_cmd(pairs: Path, lam_in: float, out: Path | None, fmt: str | None) ->
     Examples:
       kit theory radius examples/theory/pairs.csv --lam-in 0.5 --format markdown
     """
-    from kit.certify import distance
+    from kit.certify.theory import radius_table
 
     frame = read_table(pairs, "theory_window_pairs")
-    col = {
-        c: frame[c].to_numpy(float) if c in frame else None for c in ("entry_dist", "e_a", "e_b")
-    }
-    r = distance.contextwise_radius(
-        frame["exit_dist"].to_numpy(float), col["entry_dist"], col["e_a"], col["e_b"], lam_in
-    )
-    _emit(pd.DataFrame([r.__dict__]), "theory_window_radius", out, fmt, "window radius")
+    echo_table(radius_table(frame, lam_in), "theory_window_radius", fmt, out, "window radius")
 
 
 @theory.command("fgw")
@@ -439,63 +267,17 @@ def fgw_cmd(
       kit theory fgw examples/theory/nodes.csv examples/theory/edges.csv --lam 0.5
       kit theory fgw examples/theory/nodes.csv examples/theory/edges.csv --masses weights --pair syn-review syn-generated
     """
-    from kit.certify import graph
+    from kit.certify.theory import claim_graphs, fgw_table, ignored_weight_pairs
 
     nd = read_table(nodes, "theory_graph_nodes")
     ed = read_table(edges, "theory_graph_edges")
-    for c in ("text", "paper_id"):
-        nd[c] = nd[c].fillna("").astype(str) if c in nd else ""
-    has_weight = "weight" in nd and bool(nd["weight"].notna().any())
-    nd["weight"] = nd["weight"].fillna(1.0) if "weight" in nd else 1.0
-    names = sorted(set(nd["graph"]))
-    graphs = {}
-    for g in names:
-        sub = nd[nd["graph"] == g]
-        es = ed[ed["graph"] == g]
-        known = set(sub["node"])
-        for col in ("source", "target"):
-            bad = es[~es[col].isin(known)]
-            if not bad.empty:
-                raise InputError(
-                    "unknown_node",
-                    f"graph {g!r}: edge {col} {bad[col].iloc[0]!r} is not a node of that graph "
-                    f"in the nodes file {nodes}",
-                    where=Location(str(edges), row=_file_row(bad), column=col),
-                )
-        if float(sub["weight"].sum()) <= 0:
-            raise InputError(
-                "zero_mass",
-                f"graph {g!r}: node weights sum to 0",
-                where=Location(str(nodes), column="weight"),
-            )
-        graphs[g] = graph.ClaimGraph(
-            tuple(sub["node"]), tuple(sub["type"]), tuple(sub["text"]), tuple(sub["paper_id"]),
-            sub["weight"].to_numpy(float),
-            tuple(es[["source", "target", "relation"]].itertuples(index=False, name=None)),
-        )  # fmt: skip
-    if pair:
-        missing = [g for g in pair if g not in graphs]
-        if missing:
-            raise ConfigError("unknown_graph", f"--pair names unknown graph {missing[0]!r}")
-        todo = [tuple(pair)]
-    else:
-        todo = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
-    if not todo:
-        raise InputError("too_few_graphs", "need at least two graphs", where=Location(str(nodes)))
-    rows = []
-    for a, b in todo:
-        r = graph.fgw_distance(graphs[a], graphs[b], lam, anchors=not no_anchors, masses=masses)
-        rows.append(
-            {"graph_a": a, "graph_b": b, "lam": lam, "masses": r.masses, "value": r.value,
-             "feature": r.feature,
-             "structure": r.structure, "n_anchors": r.n_anchors,
-             "anchor_violation": r.anchor_violation}
-        )  # fmt: skip
-    ignored = [f"{r['graph_a']}-{r['graph_b']}" for r in rows if r["masses"] != "weights"]
+    graphs, has_weight = claim_graphs(nd, ed, str(nodes), str(edges))
+    table = fgw_table(graphs, lam, not no_anchors, masses, pair, str(nodes))
+    ignored = ignored_weight_pairs(table)
     if has_weight and ignored:
         click.echo(
             f"warning: the 'weight' column of {nodes} is ignored for {len(ignored)} pair(s) "
             f"({', '.join(ignored)}): masses = {masses} (use --masses weights to use it)",
             err=True,
         )
-    _emit(pd.DataFrame(rows), "theory_fgw", out, fmt, "graph discrepancy")
+    echo_table(table, "theory_fgw", fmt, out, "graph discrepancy")

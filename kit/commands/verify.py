@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kit import atomic
 from kit.commands.options import PathDefault, skip_option
 from kit.release import receipts
 from kit.release import reproduce as rep
-from kit.report.tables import render
+from kit.report.tables import frame_of, render
 
 
 @click.group()
@@ -67,7 +66,7 @@ def board_cmd(
     compared = sum(r.cells_compared for r in results)
     max_delta = max((r.max_abs_delta for r in results), default=0.0)
     if diffs:
-        frame = pd.DataFrame(
+        frame = frame_of(
             [
                 {
                     "table": d.table,

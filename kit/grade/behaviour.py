@@ -110,3 +110,33 @@ def behaviour_rates(per_run: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         row["tool_calls_median"] = float(np.median(calls)) if tools else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+RUN_LIST_COLUMNS = [
+    "run_id",
+    "task_id",
+    "model",
+    "tools_enabled",
+    "n_tool_calls",
+    "n_cited",
+    "answer_chars",
+]
+
+
+def run_list(runs: Sequence[AgentRun]) -> pd.DataFrame:
+    """One row per run, sorted by run_id (schemas/grade_runs.yaml): `kit grade runs`."""
+    return pd.DataFrame(
+        [
+            {
+                "run_id": r.run_id,
+                "task_id": r.task_id,
+                "model": r.model,
+                "tools_enabled": r.tools_enabled,
+                "n_tool_calls": r.n_tool_calls,
+                "n_cited": len(r.cited),
+                "answer_chars": len(r.answer),
+            }
+            for r in sorted(runs, key=lambda r: r.run_id)
+        ],
+        columns=RUN_LIST_COLUMNS,
+    )

@@ -255,3 +255,8 @@ def judge_agreement(scores: pd.DataFrame, judge_a: str, judge_b: str) -> dict[st
         "only_a": len(a.index.difference(b.index)),
         "only_b": len(b.index.difference(a.index)),
     }
+
+
+def judge_agreement_table(scores: pd.DataFrame, judge_a: str, judge_b: str) -> pd.DataFrame:
+    """:func:`judge_agreement` as a one-row table (schemas/grade_agreement.yaml)."""
+    return pd.DataFrame([judge_agreement(scores, judge_a, judge_b)])

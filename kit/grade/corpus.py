@@ -13,7 +13,7 @@ the batch -- an infrastructure failure is not evidence that an identifier was in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from kit.corpus.catalog import PUBMEDQA_SAMPLE
 from kit.corpus.coverage import Coverage, Resolution, decide
 from kit.corpus.identifiers import Identifier
 from kit.errors import InputError, Location
+from kit.runs.model import Citation
 
 
 @dataclass(frozen=True)
@@ -124,3 +125,12 @@ class CatalogPassages:
 
 def catalog_resolvers(db_path: Path) -> dict[str, CatalogResolver]:
     return {t: CatalogResolver(Path(db_path), spec) for t, spec in sorted(CORPORA.items())}
+
+
+def pmid_lookup(texts: dict[str, str]) -> Callable[[Citation], str | None]:
+    """Citation -> abstract text (PMIDs only; other identifier types have no corpus)."""
+
+    def lookup(c: Citation) -> str | None:
+        return texts.get(c.value) if c.id_type == "PMID" else None
+
+    return lookup

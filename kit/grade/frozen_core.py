@@ -13,7 +13,7 @@ flip rate |A Δ B| / |A ∪ B| (the share of ever-core items whose membership ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,3 +102,42 @@ def decode_agreement(
             }
         )
     return pd.DataFrame(rows, columns=["model", "n_pairs", "mean_abs_delta", "fail_agreement"])
+
+
+def core_summary(
+    first: pd.DataFrame,
+    roster: Sequence[str],
+    threshold: float,
+    second: Callable[[], pd.DataFrame] | None = None,
+) -> dict[str, object]:
+    """One row for `kit grade frozen-core`: the all-roster-fail core of ``first`` and, given
+    ``second`` (reads the scores of a second decode, once the first core is drawn), its
+    membership churn."""
+    a = all_roster_fail(first, roster, threshold)
+    row: dict[str, object] = {
+        "roster": ",".join(roster),
+        "threshold": threshold,
+        "n_tasks": a.n_tasks,
+        "n_incomplete": a.n_incomplete,
+        "core_size": len(a.members),
+    }
+    if second is not None:
+        b = all_roster_fail(second(), roster, threshold)
+        c = churn(a.members, b.members)
+        row.update(
+            {
+                "core_size_second": c.n_b,
+                "both": c.n_both,
+                "only_first": len(c.only_a),
+                "only_second": len(c.only_b),
+                "jaccard": c.jaccard,
+                "retention": c.retention,
+                "flip_rate": c.flip_rate,
+            }
+        )
+    return row
+
+
+def core_table(row: dict[str, object]) -> pd.DataFrame:
+    """A :func:`core_summary` row as a one-row table (schemas/grade_frozen_core.yaml)."""
+    return pd.DataFrame([row])

@@ -54,6 +54,16 @@ class JudgeSwap:
     only_a: int  # (model, task) pairs graded by A only
     only_b: int
 
+    @property
+    def largest_shift(self) -> float:
+        """The largest |solve-rate difference| (B - A) over the systems."""
+        return float(np.abs(self.systems["difference"]).max())
+
+    @property
+    def n_rank_moved(self) -> int:
+        """How many systems changed rank between the two judges."""
+        return int((self.systems["rank_move"] != 0).sum())
+
 
 def judge_name(verdicts: pd.DataFrame, which: str) -> str:
     """The one judge of a verdict table (a table of several judges is refused)."""
@@ -109,7 +119,7 @@ def judge_swap(
     checklists: Mapping[str, Checklist],
     verdicts_a: pd.DataFrame,
     verdicts_b: pd.DataFrame,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     threshold: float = 0.5,
     n_boot: int = 2000,
     level: float = 0.95,
@@ -119,7 +129,8 @@ def judge_swap(
 
     Only (model, task) pairs both judges graded count; how many each graded alone is returned.
     ``names`` say where each table came from (in errors); two tables of one judge name are
-    told apart as "NAME (A)" and "NAME (B)"."""
+    told apart as "NAME (A)" and "NAME (B)". ``rng``: a generator or its seed."""
+    rng = np.random.default_rng(rng)  # a seed, or the generator itself (unchanged)
     check_param("n_boot", n_boot, n_boot >= 1, "an integer >= 1", "judge_swap")
     ja, jb = judge_name(verdicts_a, names[0]), judge_name(verdicts_b, names[1])
     if ja == jb:

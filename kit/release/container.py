@@ -126,3 +126,24 @@ def run(spec: RunSpec, engine: Any) -> RunResult:
         box.remove(force=True)
     code = int(status.get("StatusCode", 1)) if isinstance(status, dict) else int(status)
     return RunResult(code, logs)
+
+
+def run_reproduction(
+    kind: str,
+    mirror: Path | None,
+    target: str = "reproduce",
+    out: Path | None = None,
+    image: str | None = None,
+    host: str | None = None,
+) -> tuple[RunResult, str]:
+    """`kit release container KIND`: run ``make TARGET`` in the KIND image with the registry
+    mirror (``mirror``, else $KIT_MIRROR or ../shared/registry) mounted read-only; the result
+    and the line that reports it."""
+    from kit.registry.fetch import default_mirror
+
+    mirror = mirror if mirror is not None else default_mirror()
+    if mirror is None:
+        raise ConfigError("no_mirror", "no registry mirror: pass --mirror or set KIT_MIRROR")
+    spec = run_spec(kind, mirror, target=target, out=out, image=image)
+    result = run(spec, client(host))
+    return result, f"container {spec.image}: make {target} exited {result.exit_code}"

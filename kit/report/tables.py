@@ -12,13 +12,14 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from kit import atomic
+from kit.schema import validate_frame
 
 FORMATS = ("table", "csv", "json", "markdown", "latex")
 FULL_PRECISION = None  # csv float format: Python's round-trip repr
@@ -163,15 +164,43 @@ def write_table(
     formats: Iterable[str] = ("csv",),
     caption: str | None = None,
     csv_float_fmt: str | None = "%.6g",
+    schema: str | None = None,
 ) -> list[Path]:
     """Write ``frame`` to ``stem`` + suffix for each format, each file atomically.
 
     ``csv_float_fmt`` is the csv's float format (:data:`FULL_PRECISION` for data to re-use);
-    markdown and LaTeX always round.
+    markdown and LaTeX always round. With ``schema`` the frame is first validated against
+    ``schemas/<schema>.yaml`` (an error names ``stem``).
     """
+    if schema is not None:
+        validate_frame(frame, schema, str(stem))
     written = []
     for fmt in formats:
         path = Path(f"{stem}{FILE_SUFFIX[fmt]}")
         text = render(frame, fmt, title=caption) if fmt != "csv" else to_csv(frame, csv_float_fmt)
         written.append(atomic.write_text(path, text))
     return written
+
+
+def emit(
+    frame: pd.DataFrame, schema: str, fmt: str, out: Path | None, title: str, where: str
+) -> str:
+    """Validate ``frame`` against ``schemas/<schema>.yaml`` (an error names ``out``, else
+    ``where``), then write it to ``out`` atomically in ``fmt``.
+
+    Returns what the command shows: the table rendered in ``fmt`` when there is no ``out``, else
+    the one line ``"<title>: <n> rows -> <out>"``.
+    """
+    frame = validate_frame(frame, schema, str(out) if out else where)
+    text = render(frame, fmt, title=title)
+    if out is None:
+        return text
+    atomic.write_text(out, text)
+    return f"{title}: {len(frame)} rows -> {out}"
+
+
+def frame_of(
+    rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Records (one mapping per row) as a table; ``columns`` picks and orders the columns."""
+    return pd.DataFrame(list(rows), columns=None if columns is None else list(columns))

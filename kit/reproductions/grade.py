@@ -142,6 +142,23 @@ def _implied_k(pct: float, n: int) -> tuple[int, bool]:
 def openbiorq_rates(raw: Path) -> dict[str, pd.DataFrame]:
     """OpenBioRQ rates with Wilson CIs (percent) and the board's order."""
     c = published_constants(raw)["openbiorq"]
+    rows = _headline_rows(c) + _printed_rows(c)
+    rates = pd.DataFrame(rows)
+    rates["k"] = rates["k"].astype("Int64")
+    rates["n"] = rates["n"].astype("Int64")
+
+    bt = _separation(_board_rows(raw))
+    src = "kit.reproductions.grade:openbiorq_rates"
+    return {
+        "openbiorq_rates": validate_frame(rates, "grade_openbiorq_rates", src),
+        "openbiorq_board_rates": validate_frame(bt, "grade_openbiorq_board_rates", src),
+    }
+
+
+def _headline_rows(c: dict[str, Any]) -> list[dict[str, Any]]:
+    """The citation-audit headline figures: wrong paper (by identifier, pooled, headline),
+    fabricated identifiers and the partial-inclusive upper bound."""
+    rows = []
     rows = []
     nct, pmid = c["nct_wrong_paper"], c["pmid_wrong_paper"]
     rows.append(
@@ -213,6 +230,13 @@ def openbiorq_rates(raw: Path) -> dict[str, pd.DataFrame]:
             "arithmetic; the paper restricts to 'substantive' partials, whose count is not printed",
         )
     )
+    return rows
+
+
+def _printed_rows(c: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-model figures, zero-tool rates, the paper's printed counts and the figures that
+    cannot be recomputed (with why)."""
+    rows = []
     for model, pct in sorted(c["wrong_paper_by_model_pct"].items()):
         rows.append(
             _row(
@@ -278,10 +302,12 @@ def openbiorq_rates(raw: Path) -> dict[str, pd.DataFrame]:
         )
     for quantity, section, value, why in PAPER_FIGURES_WITHOUT_COUNTS:
         rows.append(_row(quantity, section, value, None, None, f"cannot recompute: {why}"))
-    rates = pd.DataFrame(rows)
-    rates["k"] = rates["k"].astype("Int64")
-    rates["n"] = rates["n"].astype("Int64")
+    return rows
 
+
+def _board_rows(raw: Path) -> pd.DataFrame:
+    """The published board's solve rates per split with the k each implies, its Wilson CI and
+    the paper's and the kit's ranks."""
     board = openbiorq_board(raw)
     brows = []
     for split, g in board.groupby("split", sort=True):
@@ -315,7 +341,12 @@ def openbiorq_rates(raw: Path) -> dict[str, pd.DataFrame]:
     bt["kit_rank"] = (
         bt.groupby("split")["kit_value"].rank(ascending=False, method="min").astype(int)
     )
-    # Pairwise separation: does the Wilson CI of each entry overlap the next-ranked one's?
+    return bt
+
+
+def _separation(bt: pd.DataFrame) -> pd.DataFrame:
+    """Pairwise separation: does each entry's Wilson CI clear the next-ranked one's? The table
+    sorted by split and kit rank, its note last."""
     sep = []
     for _, g in bt.sort_values(
         ["split", "kit_value", "model"], ascending=[True, False, True]
@@ -330,11 +361,7 @@ def openbiorq_rates(raw: Path) -> dict[str, pd.DataFrame]:
     bt = bt.sort_values(["split", "kit_rank", "model"]).reset_index(drop=True)
     bt["separated_from_next"] = bt["separated_from_next"].astype("boolean")
     bt = bt[[c for c in bt.columns if c != "note"] + ["note"]]
-    src = "kit.reproductions.grade:openbiorq_rates"
-    return {
-        "openbiorq_rates": validate_frame(rates, "grade_openbiorq_rates", src),
-        "openbiorq_board_rates": validate_frame(bt, "grade_openbiorq_board_rates", src),
-    }
+    return bt
 
 
 DEFAULT_COVERAGE_SEEDS = 40

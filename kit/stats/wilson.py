@@ -35,20 +35,7 @@ def wilson_ci(k: int, n: int, level: float = 0.95) -> Proportion:
     check_param("n", n, int(n) == n and n >= 1, "an integer >= 1", "wilson_ci")
     check_param("k", k, int(k) == k and 0 <= k <= n, f"an integer in [0, {n}]", "wilson_ci")
     check_param("level", level, 0.0 < level < 1.0, "in (0, 1)", "wilson_ci")
-    z = float(norm.ppf(1.0 - (1.0 - level) / 2.0))
-    p = k / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Proportion(
-        k=int(k),
-        n=int(n),
-        estimate=p,
-        # at k = 0 (k = n) the bound is 0 (1) exactly; rounding would leave ~1e-17 off it
-        lo=0.0 if k == 0 else max(0.0, centre - half),
-        hi=1.0 if k == n else min(1.0, centre + half),
-        level=level,
-    )
+    return _wilson(k, n, n, level)
 
 
 def wilson_effective(k: int, n: int, design_effect: float = 1.0, level: float = 0.95) -> Proportion:
@@ -60,9 +47,14 @@ def wilson_effective(k: int, n: int, design_effect: float = 1.0, level: float = 
     check_param("k", k, int(k) == k and 0 <= k <= n, f"an integer in [0, {n}]", "wilson_effective")
     check_param("design_effect", design_effect, design_effect >= 1.0, ">= 1", "wilson_effective")
     check_param("level", level, 0.0 < level < 1.0, "in (0, 1)", "wilson_effective")
+    return _wilson(k, n, n / design_effect, level)
+
+
+def _wilson(k: int, n: int, m: float, level: float) -> Proportion:
+    """The Wilson interval of k / n at sample size ``m`` (``n`` itself, an int, for
+    :func:`wilson_ci`; n / deff for :func:`wilson_effective`); the estimate is k / n."""
     z = float(norm.ppf(1.0 - (1.0 - level) / 2.0))
     p = k / n
-    m = n / design_effect
     denom = 1.0 + z * z / m
     centre = (p + z * z / (2 * m)) / denom
     half = z * math.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / denom
@@ -70,6 +62,7 @@ def wilson_effective(k: int, n: int, design_effect: float = 1.0, level: float = 
         k=int(k),
         n=int(n),
         estimate=p,
+        # at k = 0 (k = n) the bound is 0 (1) exactly; rounding would leave ~1e-17 off it
         lo=0.0 if k == 0 else max(0.0, centre - half),
         hi=1.0 if k == n else min(1.0, centre + half),
         level=level,

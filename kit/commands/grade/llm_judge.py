@@ -1,4 +1,4 @@
-"""`kit grade import-judge / judge-swap`: an LLM checklist judge by card, and a judge swap.
+"""`kit grade import-judge / judge-swap / validate-judge`: an LLM checklist judge by card, a swap.
 
 Seed 002 grades with an LLM judge against frozen checklists and re-grades with an independent
 judge (Appendix C.4). `import-judge` writes a judge card (kit.grade.llm_judge) that `kit grade
@@ -13,9 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
 
-from kit.commands.options import endpoint_request_options
+from kit.commands.options import (
+    bootstrap_options,
+    checklists_option,
+    endpoint_request_options,
+    solve_threshold_option,
+)
 from kit.commands.sealed import sealed_output
 
 SWAP_FORMATS = ("csv", "markdown", "latex")
@@ -106,27 +110,9 @@ def import_judge_cmd(
 @click.command("judge-swap")
 @click.argument("a", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--checklists",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Frozen checklists JSONL (each with its frozen_sha256).",
-)
-@click.option(
-    "--threshold",
-    type=click.FloatRange(0, 1),
-    default=0.5,
-    show_default=True,
-    help="Solved iff score >= threshold.",
-)
-@click.option(
-    "--n-boot",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples of every CI.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@checklists_option
+@solve_threshold_option
+@bootstrap_options()
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -167,7 +153,7 @@ def judge_swap_cmd(
         cls,
         read_table(a, "grade_verdicts"),
         read_table(b, "grade_verdicts"),
-        np.random.default_rng(seed),
+        seed,
         threshold,
         n_boot,
         names=(str(a), str(b)),
@@ -192,22 +178,15 @@ def judge_swap_cmd(
             f"{r.kappa:.3f} [{r.kappa_lo:.3f}, {r.kappa_hi:.3f}], AC1 {r.ac1:.3f}, PSA "
             f"{r.positive_specific:.3f}, NSA {r.negative_specific:.3f}"
         )
-    shift = float(np.abs(systems["difference"]).max())
-    moved = int((systems["rank_move"] != 0).sum())
     click.echo(
-        f"  systems: {len(systems)}; largest solve-rate shift {100 * shift:.1f} points; "
-        f"{moved} changed rank"
+        f"  systems: {len(systems)}; largest solve-rate shift {100 * swap.largest_shift:.1f} "
+        f"points; {swap.n_rank_moved} changed rank"
     )
 
 
 @click.command("validate-judge")
 @click.argument("runs", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--checklists",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Frozen checklists JSONL (each with its frozen_sha256).",
-)
+@checklists_option
 @click.option(
     "--judge",
     "judge_card",
@@ -223,21 +202,8 @@ def judge_swap_cmd(
     help="People's verdicts of some of RUNS: a verdict table (schemas/grade_verdicts.yaml) of "
     "one judge, every criterion of each (model, task) it grades.",
 )
-@click.option(
-    "--threshold",
-    type=click.FloatRange(0, 1),
-    default=0.5,
-    show_default=True,
-    help="Solved iff score >= threshold.",
-)
-@click.option(
-    "--n-boot",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="Bootstrap resamples of every CI.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@solve_threshold_option
+@bootstrap_options()
 @click.option(
     "--max-answer-chars",
     type=click.IntRange(min=1),
