@@ -323,7 +323,12 @@ def anchored_rates(
         n_unlabelled=int(fu.size),
         gold_positives=int(y.sum()),
         rows=rows,
-        warnings=tuple(gold_warnings(y) + cluster_warnings(clusters, cg if clustered else None)),
+        warnings=tuple(
+            gold_warnings(y)
+            + cluster_warnings(
+                clusters, np.asarray(clusters_gold).astype(str) if clustered else None
+            )
+        ),
         plan=plan,
         strata=strata,
         clusters=clusters,
