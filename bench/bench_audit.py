@@ -19,7 +19,7 @@ when data/verifier is missing), ``cross`` (minilm-nli, the default verifier; unt
 reproduce` trained it, a STAND-IN of the same size, graph, tokenizer and rule with an untrained
 head, bench/standin.py, named as such on every line -- its times hold, its flags do not;
 ``--no-standin``: a SKIP line instead) and ``two-stage`` (the bi-encoder keeps ``--top-k``
-windows per passage, the cross-encoder judges them: kit.guard.two_stage; `kit audit` has no
+windows per passage, the cross-encoder judges them: kit.guard.verifiers.two_stage; `kit audit` has no
 option for it, so the bench loads it in place of the audit's verifier). For each mode and size
 (``--citations``; ``--full`` adds 100,000; runs = size / ``--cites``), in a fresh child
 process: the whole `kit audit` (validation, L1, L2, conformal flags, BM25 re-attribution,
@@ -84,7 +84,7 @@ def _vary(sentence: str, rng: np.random.Generator) -> str:
 def _draw(raw: Path, n_runs: int, n_cites: int, seed: int) -> tuple[Any, list[tuple]]:
     """The corpus and, per run, (task item, [(claim, cited PMID), ...]) (see module doc)."""
     from kit.grade.pubmedqa_corpus import build_corpus
-    from kit.guard.windows import split_sentences
+    from kit.guard.scoring.windows import split_sentences
     from kit.registry.loaders import pubmedqa_tables
 
     t = pubmedqa_tables(raw)
@@ -155,7 +155,7 @@ def _two_stage(
 ) -> Any:
     """The two-stage verifier (``bi`` keeps the top-k windows, ``cross`` judges them), both
     parts loaded by ``load`` (``kit.guard.verifier.load_verifier``'s signature)."""
-    from kit.guard.two_stage import TwoStageVerifier
+    from kit.guard.verifiers.two_stage import TwoStageVerifier
 
     parts = [load(x, variant, device, batch_size) for x in (bi, cross)]
     return TwoStageVerifier(parts[0], parts[1], top_k=top_k)
@@ -266,7 +266,7 @@ def _verifier(spec: str, tmp: Path, no_standin: bool = False) -> str | None:
             return None
     out = tmp / "verifier"
     if not (out / "card.json").is_file():
-        from kit.guard.export import build_verifier
+        from kit.guard.verifiers.export import build_verifier
 
         print("bench_audit: minilm-bi is not built (data/verifier); building it into a temp folder")
         build_verifier(out)
@@ -355,7 +355,7 @@ def _ray_child(args: argparse.Namespace, mode: str, verifier: str, workers: int)
     else:
         import ray
 
-        from kit.guard.ray_engine import ray_engine
+        from kit.guard.scoring.ray_engine import ray_engine
 
         watcher = threading.Thread(target=sample, daemon=True)
         watcher.start()

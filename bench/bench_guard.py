@@ -53,8 +53,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def load_pairs(n: int, raw: Path) -> tuple[list[str], list[str]]:
-    from kit.guard.pairs import items_from_pqal
-    from kit.guard.windows import passage_windows, split_sentences
+    from kit.guard.training.pairs import items_from_pqal
+    from kit.guard.scoring.windows import passage_windows, split_sentences
     from kit.registry.fetch import raw_path
 
     items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
@@ -174,7 +174,7 @@ def sentence_transformers_row(
         from sentence_transformers import SentenceTransformer
     except ImportError:
         return None, "sentence-transformers not installed: no row (pip install -e '.[bench]')"
-    from kit.guard.export import package_model_dir
+    from kit.guard.verifiers.export import package_model_dir
 
     note = _torch_threads(args.threads)
     _quiet_hf()
@@ -329,7 +329,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from kit.errors import KitError
-    from kit.guard.export import build_verifier
+    from kit.guard.verifiers.export import build_verifier
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from blas_baseline import matmul_baseline

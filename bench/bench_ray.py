@@ -59,7 +59,7 @@ def main() -> int:
         print("SKIP bench_ray: ray is not installed (pip install -e '.[ray]')")
         return 0
     from kit.errors import KitError
-    from kit.guard.ray_engine import ray_engine
+    from kit.guard.scoring.ray_engine import ray_engine
     from kit.guard.verifier import load_verifier
 
     def fresh() -> object:

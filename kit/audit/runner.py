@@ -2,7 +2,7 @@
 
 Outputs are written into a staged folder and swapped into place (:func:`kit.atomic.staged_dir`),
 so a failed audit leaves the previous report (or none) untouched. Scores live outside the report,
-in the shared content-addressed store (:mod:`kit.guard.score_store`, ``--cache-dir``, default
+in the shared content-addressed store (:mod:`kit.guard.scoring.score_store`, ``--cache-dir``, default
 ``data/scores/``): a shard is appended after every chunk of runs, so an interrupted audit resumes
 from what it had scored, and a re-audit of the same runs into any folder scores nothing again.
 """

@@ -119,8 +119,8 @@ def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
     Example:
       kit guard tau --calibration qasa --alphas 0.02:0.50:0.02 --out tau.csv
     """
-    from kit.guard import conformal
-    from kit.guard.calibration import guarantee_columns, load_calibration
+    from kit.guard.conformal import rule as conformal
+    from kit.guard.conformal.calibration import guarantee_columns, load_calibration
 
     cal = load_calibration(calibration, raw)
     frame = pd.DataFrame(conformal.tau_curve(cal.unsupported, parse_alphas(alphas)))
@@ -195,7 +195,7 @@ def coverage_cmd(
     Example:
       kit guard coverage --calibration qasa --alphas 0.1,0.02 --n-cal 25,50,100,200 --splits 1000 --seed 0 --out coverage.csv
     """
-    from kit.guard.calibration import guarantee_columns, load_calibration
+    from kit.guard.conformal.calibration import guarantee_columns, load_calibration
     from kit.reproductions.guard import coverage_table
 
     cal = load_calibration(calibration, raw)
@@ -243,7 +243,7 @@ def build_verifier_cmd(out: Path) -> None:
     Example:
       kit guard build-verifier --out data/verifier
     """
-    from kit.guard.export import build_verifier
+    from kit.guard.verifiers.export import build_verifier
 
     card = build_verifier(out)
     click.echo(f"verifier: {card['name']}")
@@ -311,7 +311,7 @@ def run_cmd(
     Example:
       kit guard run answers.jsonl --calibration cal.csv --alpha 0.1 --out guarded/
     """
-    from kit.guard.calibration import (
+    from kit.guard.conformal.calibration import (
         check_verifier,
         guarantee,
         guarantee_line,
@@ -396,8 +396,8 @@ def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Pat
       kit guard pairs --n 300 --seed 0 --out data/guard/pairs.csv
       kit guard pairs --n 100 --seed 1 --exclude data/guard/pairs.csv --out cal.csv
     """
-    from kit.guard.pairs import build_pairs, items_from_pqal
-    from kit.guard.pairtable import read_pair_table
+    from kit.guard.training.pairs import build_pairs, items_from_pqal
+    from kit.guard.scoring.pairtable import read_pair_table
     from kit.registry.fetch import raw_path
 
     src = raw_path("pubmedqa/ori_pqal.json", raw)
@@ -476,14 +476,14 @@ def score_cmd(
       kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
       kit guard score pairs.csv --engine ray --ray-address HEAD:6379 --out scores.csv
     """
-    from kit.guard.pairtable import (
+    from kit.guard.scoring.pairtable import (
         read_pair_table,
         score_pairs,
         table_format,
         with_score_status,
         write_pair_table,
     )
-    from kit.guard.score_store import open_scorer
+    from kit.guard.scoring.score_store import open_scorer
     from kit.guard.verifier import load_verifier
     from kit.parallel import Engine
 
@@ -528,7 +528,7 @@ def score_cmd(
 def _auc_lines(frame: pd.DataFrame) -> list[str]:
     """Quick AUC lines for `kit guard score` (DeLong CIs; full report: `kit guard evaluate`)."""
     from kit.errors import InputError
-    from kit.guard.pairtable import normalise_labels
+    from kit.guard.scoring.pairtable import normalise_labels
     from kit.stats.roc import roc_auc
 
     if "label" not in frame.columns or frame["label"].isna().any():
@@ -594,8 +594,8 @@ def evaluate_cmd(
       kit guard evaluate scores.csv --tau 0.5 --out reports/evaluation
       kit guard evaluate scifact.parquet --label-map "SUPPORT=entailment,NOINFO=neutral" --out reports/
     """
-    from kit.guard.evaluate import evaluate_scores
-    from kit.guard.pairtable import (
+    from kit.guard.evaluation.evaluate import evaluate_scores
+    from kit.guard.scoring.pairtable import (
         group_values,
         normalise_labels,
         parse_label_map,
@@ -743,8 +743,8 @@ def panel_cmd(
     Example:
       kit guard panel pairs.csv --verifier minilm-nli --verifier minilm-bi --tau 0.5 --tau 0.7 --out panel/
     """
-    from kit.guard.evaluate import evaluate_scores, flag_rate, panel_agreement
-    from kit.guard.pairtable import (
+    from kit.guard.evaluation.evaluate import evaluate_scores, flag_rate, panel_agreement
+    from kit.guard.scoring.pairtable import (
         group_values,
         normalise_labels,
         parse_label_map,

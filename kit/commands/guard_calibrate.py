@@ -22,7 +22,7 @@ from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 def _read_labelled(path: Path, label_map: dict[str, str]) -> tuple[pd.DataFrame, np.ndarray | None]:
     """The labelled pair table (kit.guard.pairtable) with labels normalised, and its ``type``
     column when present (one negative type per row; required on unsupported rows)."""
-    from kit.guard.pairtable import read_labelled_table
+    from kit.guard.scoring.pairtable import read_labelled_table
 
     frame = read_labelled_table(path, label_map)
     base = int(frame.attrs.get("row_base", 2))
@@ -110,10 +110,10 @@ def calibrate_cmd(
       kit guard calibrate labelled.csv --verifier data/verifier-nli --alpha 0.1 --out cal.json
       kit guard run answers.jsonl --calibration cal.json --verifier data/verifier-nli --out g/
     """
-    from kit.guard.adapt import check_disjoint
-    from kit.guard.calibration import build_artifact
-    from kit.guard.conformal import min_calibration_size
-    from kit.guard.pairtable import parse_label_map
+    from kit.guard.training.adapt import check_disjoint
+    from kit.guard.conformal.calibration import build_artifact
+    from kit.guard.conformal.rule import min_calibration_size
+    from kit.guard.scoring.pairtable import parse_label_map
     from kit.guard.verifier import card_identity, load_verifier
     from kit.hashing import file_sha256
     from kit.schema import validate_json

@@ -1,6 +1,6 @@
 """`kit guard card`: what a verifier is, how it was trained and how it was validated.
 
-Thin shell over :mod:`kit.guard.card_report`: read the card (and the leave-one-source-out cards
+Thin shell over :mod:`kit.guard.evaluation.card_report`: read the card (and the leave-one-source-out cards
 beside it), build the tables, print.
 """
 
@@ -78,7 +78,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
       kit guard card
       kit guard card --verifier data/verifier-lab --format markdown
     """
-    from kit.guard.card_report import LOSO_HINT, loso_table, read_loso_cards, validation_table
+    from kit.guard.evaluation.card_report import LOSO_HINT, loso_table, read_loso_cards, validation_table
     from kit.guard.verifier import load_card, resolve_verifier
 
     folder = resolve_verifier(verifier)
@@ -104,7 +104,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         return
     if fmt == "table":
         from kit.commands.guard_train import print_card
-        from kit.guard.build_record import read_build_record
+        from kit.guard.verifiers.build_record import read_build_record
 
         print_card(card, read_build_record(folder))
     chunks = [
@@ -118,7 +118,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
     if chunks:
         click.echo(("\n" if fmt == "table" else "") + "\n".join(chunks), nl=False)
     if "validation" in card:  # kit guard validate: against a human-labelled sample
-        from kit.guard.validate_card import validation_lines
+        from kit.guard.verifiers.validate_card import validation_lines
 
         click.echo("\n".join(validation_lines(card["validation"])))
     if validation is None and "adaptation" in extra:

@@ -71,8 +71,8 @@ def compare_cmd(
       kit guard score test.csv --out default.csv
       kit guard compare adapted.csv default.csv --name adapted --name default --out compare/
     """
-    from kit.guard.compare import compare_scores, row_line
-    from kit.guard.pairtable import (
+    from kit.guard.evaluation.compare import compare_scores, row_line
+    from kit.guard.scoring.pairtable import (
         group_values,
         normalise_labels,
         parse_label_map,

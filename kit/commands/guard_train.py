@@ -1,6 +1,6 @@
 """`kit guard train / adapt / import-verifier`: the verifier a lab trusts, built or brought.
 
-Thin shell over :mod:`kit.guard.nli_verifier`: parse, call one function, print, exit. Each
+Thin shell over :mod:`kit.guard.training.nli_verifier`: parse, call one function, print, exit. Each
 writes a card folder staged, sealed in ``receipts/<kind>.receipt.json`` and swapped in as a set
 (:func:`kit.commands.sealed.sealed_output`); check one with ``kit verify receipts DIR``.
 """
@@ -14,14 +14,14 @@ import click
 from kit.commands.options import PathDefault, checkout_path, endpoint_request_options, raw_option
 from kit.commands.sealed import sealed_output
 from kit.errors import ConfigError
-from kit.guard.build_record import read_build_record
+from kit.guard.verifiers.build_record import read_build_record
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
 def print_card(card: dict, build: dict | None = None) -> None:
     """The card's summary; the folder itself is named by @sealed_output's last line. ``build``:
     the card's build record (:mod:`kit.guard.build_record`), for the speed it measured."""
-    from kit.guard.compare import row_line
+    from kit.guard.evaluation.compare import row_line
 
     if card.get("kind") == "llm":
         print_llm_card(card)
@@ -139,8 +139,8 @@ def train_cmd(
     """
     from dataclasses import replace
 
-    from kit.guard.nli_verifier import train_verifier
-    from kit.guard.train_data import Recipe
+    from kit.guard.training.nli_verifier import train_verifier
+    from kit.guard.training.train_data import Recipe
 
     recipe = replace(Recipe(), seed=seed)
     if epochs:
@@ -258,8 +258,8 @@ def adapt_cmd(
       kit guard adapt labelled.csv --verifier minilm-nli --out data/verifier-lab
       kit guard adapt labelled.csv --method recombine --out data/verifier-lab
     """
-    from kit.guard.adapt import ADAPT_LR, adapt_verifier, adaptation_lines
-    from kit.guard.pairtable import parse_label_map
+    from kit.guard.training.adapt import ADAPT_LR, adapt_verifier, adaptation_lines
+    from kit.guard.scoring.pairtable import parse_label_map
 
     card = adapt_verifier(
         labelled,
@@ -407,9 +407,9 @@ def import_cmd(
       kit guard import-verifier --base-url http://127.0.0.1:8000/v1 \\
           --model Qwen2.5-7B-Instruct --out data/verifier-qwen
     """
-    from kit.guard.import_card import import_verifier
-    from kit.guard.llm_card import import_llm_verifier
-    from kit.guard.llm_client import ClientSettings
+    from kit.guard.verifiers.import_card import import_verifier
+    from kit.guard.verifiers.llm_card import import_llm_verifier
+    from kit.guard.verifiers.llm_client import ClientSettings
     from kit.guard.verifier import resolve_verifier
 
     if base_url is not None:

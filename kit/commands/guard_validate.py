@@ -1,7 +1,7 @@
 """`kit guard validate`: a verifier card validated on a human-labelled sample, written on the card.
 
-Thin shell over :mod:`kit.guard.validate_card` (reading, the two passes, the copy) and
-:mod:`kit.guard.validation` (the pure statistics). Exit status: 0 ok; 2 bad input, an
+Thin shell over :mod:`kit.guard.verifiers.validate_card` (reading, the two passes, the copy) and
+:mod:`kit.guard.evaluation.validation` (the pure statistics). Exit status: 0 ok; 2 bad input, an
 unreachable endpoint or a failed question (nothing written).
 """
 
@@ -95,9 +95,9 @@ def validate_cmd(
       kit guard validate --verifier data/verifier-qwen --gold labelled.csv --out data/verifier-qwen-validated
       kit guard validate --verifier minilm-nli --gold scifact_dev.csv --tau 0.5 --out data/nli-validated
     """
-    from kit.guard.pairtable import parse_label_map
-    from kit.guard.validate_card import validate_verifier, validation_lines, write_validated_card
-    from kit.guard.validation import VALIDATION_SCHEMA
+    from kit.guard.scoring.pairtable import parse_label_map
+    from kit.guard.verifiers.validate_card import validate_verifier, validation_lines, write_validated_card
+    from kit.guard.evaluation.validation import VALIDATION_SCHEMA
     from kit.guard.verifier import resolve_verifier
     from kit.schema import validate_json
 
@@ -116,7 +116,7 @@ def validate_cmd(
     )
     validate_json(entry, VALIDATION_SCHEMA, str(out / "card.json"))
     if card.get("kind") == "llm":
-        from kit.guard.llm_card import check_llm_card
+        from kit.guard.verifiers.llm_card import check_llm_card
 
         check_llm_card(card, str(out / "card.json"))  # schema, prompt and instrument sha256s
     write_validated_card(folder, out, card)

@@ -236,7 +236,7 @@ batch_size_option = click.option(
 
 def score_store_options(f: Callable[..., None]) -> Callable[..., None]:
     """--cache-dir DIR (the shared score store; env KIT_CACHE_DIR) and --no-cache."""
-    from kit.guard.score_store import DEFAULT_STORE, ENV_VAR
+    from kit.guard.scoring.score_store import DEFAULT_STORE, ENV_VAR
 
     f = click.option(
         "--no-cache",

@@ -9,7 +9,7 @@ each citation of each cited sentence:
    the top one; if it scores > tau the pointer moves (``moved``, ``moved_to``), else the
    citation stays and is marked ``[N UNVERIFIED]`` (``unverified``; never deleted).
 
-tau comes from :func:`kit.guard.conformal.conformal_tau` on unsupported-class calibration
+tau comes from :func:`kit.guard.conformal.rule.conformal_tau` on unsupported-class calibration
 scores *of the same verifier and scoring rule*; the guarantee (catch >= 1 - alpha) holds for
 unsupported citations exchangeable with the calibration ones.
 """
@@ -213,7 +213,7 @@ def summarise(
     """Summary JSON: the unsupported (flag) rate always with its verifier and operating point,
     Wilson CI (citations as independent) and per-answer cluster-bootstrap CI.
 
-    ``guarantee`` (:func:`kit.guard.calibration.guarantee`) is written beside tau: the catch
+    ``guarantee`` (:func:`kit.guard.conformal.calibration.guarantee`) is written beside tau: the catch
     guarantee with its condition, the calibration source, the false-flag rate on supported
     calibration citations, the review budget and the shift check (issue 13)."""
     from kit.stats.bootstrap import cluster_bootstrap_mean

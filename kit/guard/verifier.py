@@ -2,23 +2,23 @@
 "Citation guard").
 
 Any verifier implements :class:`Verifier`: ``score(claims, passages) -> s in [0, 1]`` per pair,
-reading each passage *in full* through sliding windows (:mod:`kit.guard.windows`), s = max over
+reading each passage *in full* through sliding windows (:mod:`kit.guard.scoring.windows`), s = max over
 windows. Two ONNX implementations share the plumbing:
 
 * :class:`OnnxBiEncoder` -- the embedded default (all-MiniLM-L6-v2, built by
-  :mod:`kit.guard.export`): s = (1 + cos(claim, window)) / 2, clipped to [0, 1]. Each distinct
+  :mod:`kit.guard.verifiers.export`): s = (1 + cos(claim, window)) / 2, clipped to [0, 1]. Each distinct
   text (claim or window) is embedded once per verifier object (cache keyed by sha256 of the
   text), so a passage cited by many claims is encoded once per run.
 * :class:`OnnxCrossEncoder` -- an NLI-style cross-encoder exported to ONNX: inputs
   (input_ids, attention_mask[, token_type_ids]) of the pair (claim, window), output logits
   [batch, classes] named by the card's labels; s by the card's scoring rule
   (:meth:`OnnxCrossEncoder.rule_scores`: :func:`class_score`, :func:`two_signal_score` with the
-  card's relatedness bi-encoder, or a rule fitted on a lab's sample, :mod:`kit.guard.fitted_rule`).
+  card's relatedness bi-encoder, or a rule fitted on a lab's sample, :mod:`kit.guard.verifiers.fitted_rule`).
 
 Both tokenize each distinct text once (a cross-encoder shares its tokens with a relatedness
 bi-encoder of the same tokenizer) and batch rows of similar length (by tokens; by characters,
 as always, for a dynamically quantised int8 graph, whose scores depend on the batch):
-:mod:`kit.guard.batching`.
+:mod:`kit.guard.verifiers.batching`.
 
 Assumption stated on the card: a similarity bi-encoder measures topical relatedness, not
 entailment -- it cannot see a negated conclusion. That limit is measured, not hidden
@@ -43,7 +43,7 @@ import numpy as np
 
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location
-from kit.guard.batching import (
+from kit.guard.verifiers.batching import (
     Tokens,
     batch_order,
     chunked,
@@ -51,14 +51,14 @@ from kit.guard.batching import (
     pad_feed,
     scales_per_batch,
 )
-from kit.guard.fitted_rule import (
+from kit.guard.verifiers.fitted_rule import (
     FittedRule,
     best_rows,
     feature_matrix,
     fitted_score,
     rule_from_dict,
 )
-from kit.guard.windows import WindowSpec, passage_windows
+from kit.guard.scoring.windows import WindowSpec, passage_windows
 
 DEFAULT_WINDOW = WindowSpec()
 SCORING_BI = "s = clip((1 + cos(embed(claim), embed(window))) / 2, 0, 1); s = max over windows"
@@ -262,7 +262,7 @@ def best_window(
 class Runner(Protocol):
     """Runs the ONNX graph on a stream of model batches (feeds), yielding the first output of
     each, in order. The verifier tokenizes, batches and reduces; a runner only runs the graph,
-    so every engine sees the very same batches (kit.guard.ray_engine runs them on a cluster)."""
+    so every engine sees the very same batches (kit.guard.scoring.ray_engine runs them on a cluster)."""
 
     def run(self, feeds: Iterable[dict[str, np.ndarray]]) -> Iterator[np.ndarray]: ...
 
@@ -300,7 +300,7 @@ class _WindowedVerifier:
         self.runner: Runner = LocalRunner(self.session)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         # each distinct text tokenized once; shared with a relatedness bi-encoder whose
-        # tokenizer is the same (OnnxCrossEncoder); kit.guard.batching
+        # tokenizer is the same (OnnxCrossEncoder); kit.guard.verifiers.batching
         self.tokens = Tokens(self.tokenizer)
         # a dynamically quantised graph scales each batch as a whole: keep its batches as they
         # always were (by characters); any other graph batches by token length (less padding)
@@ -438,7 +438,7 @@ def two_signal_score(p_entailment: np.ndarray, relatedness: np.ndarray) -> np.nd
     cannot see polarity ("not" barely moves a cosine), and a cross-encoder trained on other
     sources judges an off-topic or unseen-domain passage poorly where cosine does not. The
     weights are fixed (no parameter is fitted); the card's validation says whether the rule
-    was chosen (:func:`kit.guard.nli_verifier.finish_card`).
+    was chosen (:func:`kit.guard.training.nli_verifier.finish_card`).
     """
     p = np.asarray(p_entailment, dtype=np.float64)
     r = np.asarray(relatedness, dtype=np.float64)
@@ -503,7 +503,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
             }.items()
         )
         rows = self.tokens.pairs([pair for _, pair in todo])
-        # similar lengths share a batch: less padding (kit.guard.batching.batch_order)
+        # similar lengths share a batch: less padding (kit.guard.verifiers.batching.batch_order)
         order = batch_order(
             [len(ids) for ids, _ in rows],
             [len(c) + len(w) for _, (c, w) in todo],
@@ -674,7 +674,7 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
     card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
     if not isinstance(card, dict):
         raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
-    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.llm_card)
+    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm_card)
         return card
     if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
         from kit.schema import validate_json
@@ -761,7 +761,7 @@ def load_verifier(
     """The verifier a card describes (``spec``: a built-in name or a card folder).
 
     The card's ``kind`` selects the code path -- ``bi-encoder``, ``cross-encoder`` or ``llm``
-    (a chat model behind an OpenAI-compatible endpoint, :mod:`kit.guard.llm_card`) -- and the
+    (a chat model behind an OpenAI-compatible endpoint, :mod:`kit.guard.verifiers.llm_card`) -- and the
     ONNX file's (or the LLM card's instrument) sha256 is checked against the card before use. A cross-encoder card carries its
     label order (``extra.labels``, must include ``entailment``) and its scoring rule
     (``extra.scoring``, one of :data:`SCORING_RULES`).
@@ -769,7 +769,7 @@ def load_verifier(
     folder = resolve_verifier(spec)
     d = load_card(folder)
     if d["kind"] == "llm":  # model + endpoint + prompt sha256 + decoding + answer rule
-        from kit.guard.llm_card import load_llm_verifier
+        from kit.guard.verifiers.llm_card import load_llm_verifier
 
         return load_llm_verifier(folder, d, variant)  # type: ignore[return-value]
     path, sha = _checked_model(folder, d, variant)

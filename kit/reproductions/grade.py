@@ -24,7 +24,7 @@ import pandas as pd
 from kit.grade import planted as pl
 from kit.grade.citation_audit import SupportRule
 from kit.grade.support import LexicalSupport
-from kit.guard.score_store import scorer_name
+from kit.guard.scoring.score_store import scorer_name
 from kit.registry.loaders import openbiorq_board, published_constants, pubmedqa_tables
 from kit.schema import validate_frame
 from kit.stats.wilson import wilson_ci
