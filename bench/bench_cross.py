@@ -73,8 +73,8 @@ def _reexec_without_openblas_overrides() -> None:
 
 
 def load_workloads(raw: Path, n_short: int, n_full: int) -> dict[str, tuple[list[str], list[str]]]:
-    from kit.guard.training.pairs import items_from_pqal
     from kit.guard.scoring.windows import passage_windows, split_sentences
+    from kit.guard.training.pairs import items_from_pqal
     from kit.registry.fetch import raw_path
 
     items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
@@ -204,8 +204,8 @@ def torch_rows(
         return {}, "torch not installed: no torch row (pip install -e '.[bench]')"
     from tokenizers import Tokenizer
 
-    from kit.guard.verifier import make_session
     from kit.guard.scoring.windows import passage_windows
+    from kit.guard.verifier import make_session
 
     if threads:
         torch.set_num_threads(threads)
@@ -374,8 +374,8 @@ def main() -> int:
             file=sys.stderr,
         )
 
-    from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost
     from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost
 
     bi_dir = _bi_dir(args.bi, Path(tmp.name))
     work = load_workloads(args.raw, args.pairs, args.passages)

@@ -53,8 +53,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def load_pairs(n: int, raw: Path) -> tuple[list[str], list[str]]:
-    from kit.guard.training.pairs import items_from_pqal
     from kit.guard.scoring.windows import passage_windows, split_sentences
+    from kit.guard.training.pairs import items_from_pqal
     from kit.registry.fetch import raw_path
 
     items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))

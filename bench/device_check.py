@@ -174,8 +174,8 @@ def check_scoring(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_guard import load_pairs
 
-    from kit.guard.verifiers.export import build_verifier
     from kit.guard.verifier import BUILTIN_VERIFIERS
+    from kit.guard.verifiers.export import build_verifier
 
     claims, windows = load_pairs(args.pairs, args.raw)
     bi = "minilm-bi"
@@ -221,10 +221,10 @@ def card_summary(card: dict[str, Any], build: dict[str, Any] | None) -> dict[str
 def check_training(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     """Train a card on ``args.device`` (the recipe, less what the options change) and set it
     beside the CPU card (data/verifier-nli) when that is built."""
-    from kit.guard.verifiers.build_record import read_build_record
     from kit.guard.training.nli_verifier import VAL_PER_SOURCE, train_verifier
     from kit.guard.training.train_data import Recipe
     from kit.guard.verifier import BUILTIN_VERIFIERS, load_card
+    from kit.guard.verifiers.build_record import read_build_record
 
     recipe = Recipe()
     changes = {

@@ -22,11 +22,11 @@ STANDIN_NAME = "STAND-IN for minilm-nli: MiniLM-L6 encoder, untrained head (spee
 def build_standin(out: Path, bi_dir: Path | None = None, seed: int = 0, int8: bool = True) -> Path:
     """Write the stand-in card folder ``out`` (minilm-bi built into ``out``'s parent when
     ``bi_dir`` is None) and return it."""
-    from kit.guard.verifiers.cross_export import write_cross_encoder
-    from kit.guard.verifiers.export import build_verifier, package_model_dir, tokenizer_json
+    from kit.guard.scoring.windows import WindowSpec
     from kit.guard.training.nli_verifier import tr_load_base
     from kit.guard.training.train_data import Recipe
-    from kit.guard.scoring.windows import WindowSpec
+    from kit.guard.verifiers.cross_export import write_cross_encoder
+    from kit.guard.verifiers.export import build_verifier, package_model_dir, tokenizer_json
 
     out = Path(out)
     if bi_dir is None:

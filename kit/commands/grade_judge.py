@@ -284,8 +284,8 @@ def validate_judge_cmd(
     from kit.grade.llm_judge import check_judge_card
     from kit.grade.reader import read_checklists
     from kit.grade.validate_judge import validate_judge
-    from kit.guard.verifiers.validate_card import validation_lines, write_validated_card
     from kit.guard.evaluation.validation import VALIDATION_SCHEMA
+    from kit.guard.verifiers.validate_card import validation_lines, write_validated_card
     from kit.runs.reader import read_runs
     from kit.schema import validate_json
 

@@ -396,8 +396,8 @@ def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Pat
       kit guard pairs --n 300 --seed 0 --out data/guard/pairs.csv
       kit guard pairs --n 100 --seed 1 --exclude data/guard/pairs.csv --out cal.csv
     """
-    from kit.guard.training.pairs import build_pairs, items_from_pqal
     from kit.guard.scoring.pairtable import read_pair_table
+    from kit.guard.training.pairs import build_pairs, items_from_pqal
     from kit.registry.fetch import raw_path
 
     src = raw_path("pubmedqa/ori_pqal.json", raw)

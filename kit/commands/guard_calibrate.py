@@ -110,10 +110,10 @@ def calibrate_cmd(
       kit guard calibrate labelled.csv --verifier data/verifier-nli --alpha 0.1 --out cal.json
       kit guard run answers.jsonl --calibration cal.json --verifier data/verifier-nli --out g/
     """
-    from kit.guard.training.adapt import check_disjoint
     from kit.guard.conformal.calibration import build_artifact
     from kit.guard.conformal.rule import min_calibration_size
     from kit.guard.scoring.pairtable import parse_label_map
+    from kit.guard.training.adapt import check_disjoint
     from kit.guard.verifier import card_identity, load_verifier
     from kit.hashing import file_sha256
     from kit.schema import validate_json

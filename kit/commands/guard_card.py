@@ -78,7 +78,12 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
       kit guard card
       kit guard card --verifier data/verifier-lab --format markdown
     """
-    from kit.guard.evaluation.card_report import LOSO_HINT, loso_table, read_loso_cards, validation_table
+    from kit.guard.evaluation.card_report import (
+        LOSO_HINT,
+        loso_table,
+        read_loso_cards,
+        validation_table,
+    )
     from kit.guard.verifier import load_card, resolve_verifier
 
     folder = resolve_verifier(verifier)

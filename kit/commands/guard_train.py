@@ -14,8 +14,8 @@ import click
 from kit.commands.options import PathDefault, checkout_path, endpoint_request_options, raw_option
 from kit.commands.sealed import sealed_output
 from kit.errors import ConfigError
-from kit.guard.verifiers.build_record import read_build_record
 from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+from kit.guard.verifiers.build_record import read_build_record
 
 
 def print_card(card: dict, build: dict | None = None) -> None:
@@ -258,8 +258,8 @@ def adapt_cmd(
       kit guard adapt labelled.csv --verifier minilm-nli --out data/verifier-lab
       kit guard adapt labelled.csv --method recombine --out data/verifier-lab
     """
-    from kit.guard.training.adapt import ADAPT_LR, adapt_verifier, adaptation_lines
     from kit.guard.scoring.pairtable import parse_label_map
+    from kit.guard.training.adapt import ADAPT_LR, adapt_verifier, adaptation_lines
 
     card = adapt_verifier(
         labelled,
@@ -407,10 +407,10 @@ def import_cmd(
       kit guard import-verifier --base-url http://127.0.0.1:8000/v1 \\
           --model Qwen2.5-7B-Instruct --out data/verifier-qwen
     """
+    from kit.guard.verifier import resolve_verifier
     from kit.guard.verifiers.import_card import import_verifier
     from kit.guard.verifiers.llm_card import import_llm_verifier
     from kit.guard.verifiers.llm_client import ClientSettings
-    from kit.guard.verifier import resolve_verifier
 
     if base_url is not None:
         if model is not None or llm_model is None:

@@ -95,10 +95,14 @@ def validate_cmd(
       kit guard validate --verifier data/verifier-qwen --gold labelled.csv --out data/verifier-qwen-validated
       kit guard validate --verifier minilm-nli --gold scifact_dev.csv --tau 0.5 --out data/nli-validated
     """
-    from kit.guard.scoring.pairtable import parse_label_map
-    from kit.guard.verifiers.validate_card import validate_verifier, validation_lines, write_validated_card
     from kit.guard.evaluation.validation import VALIDATION_SCHEMA
+    from kit.guard.scoring.pairtable import parse_label_map
     from kit.guard.verifier import resolve_verifier
+    from kit.guard.verifiers.validate_card import (
+        validate_verifier,
+        validation_lines,
+        write_validated_card,
+    )
     from kit.schema import validate_json
 
     folder = resolve_verifier(verifier)

@@ -42,6 +42,7 @@ from kit.grade.judge_prompt import (
     render,
     reply_verdict,
 )
+from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 from kit.guard.verifiers.llm_card import (
     check_pinned_card,
     first_question_failed,
@@ -51,7 +52,6 @@ from kit.guard.verifiers.llm_card import (
 )
 from kit.guard.verifiers.llm_client import CallFailed, ChatClient, ClientSettings, Request
 from kit.guard.verifiers.llm_prompt import first_answer_position
-from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 
 KIND = "llm-judge"
 CARD_FORMAT = 1

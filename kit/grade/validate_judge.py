@@ -73,7 +73,6 @@ def validate_judge(
     from kit import __version__
     from kit.grade.judge_swap import judge_name, judge_swap
     from kit.grade.llm_judge import load_judge_card
-    from kit.guard.verifiers.validate_card import gold_block, instrument_of
     from kit.guard.evaluation.validation import (
         agreement_rows,
         cost_block,
@@ -81,6 +80,7 @@ def validate_judge(
         validation_entry,
         with_validation,
     )
+    from kit.guard.verifiers.validate_card import gold_block, instrument_of
     from kit.schema import read_table
 
     card = load_judge_card(folder)

@@ -43,6 +43,7 @@ import numpy as np
 
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location
+from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.batching import (
     Tokens,
     batch_order,
@@ -58,7 +59,6 @@ from kit.guard.verifiers.fitted_rule import (
     fitted_score,
     rule_from_dict,
 )
-from kit.guard.scoring.windows import WindowSpec, passage_windows
 
 DEFAULT_WINDOW = WindowSpec()
 SCORING_BI = "s = clip((1 + cos(embed(claim), embed(window))) / 2, 0, 1); s = max over windows"

@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from kit.errors import InputError, Location
-from kit.guard.verifiers.build_record import read_build_record
 from kit.guard.verifier import load_card
+from kit.guard.verifiers.build_record import read_build_record
 
 # who labelled each registry source (nli/README.md); PubMedQA groups are construction-labelled
 HUMAN = {

@@ -27,7 +27,11 @@ import pandas as pd
 
 from kit import atomic
 from kit.errors import ConfigError, InputError, Location
+from kit.guard.scoring.pairtable import read_labelled_table
+from kit.guard.scoring.windows import WindowSpec
 from kit.guard.training import train as tr
+from kit.guard.training.nli_verifier import say
+from kit.guard.verifier import FITTED_RULE, load_verifier
 from kit.guard.verifiers.cross_export import (
     copy_card_folder,
     recard_folder,
@@ -41,10 +45,6 @@ from kit.guard.verifiers.fitted_rule import (
     feature_matrix,
     fit_rule,
 )
-from kit.guard.training.nli_verifier import say
-from kit.guard.scoring.pairtable import read_labelled_table
-from kit.guard.verifier import FITTED_RULE, load_verifier
-from kit.guard.scoring.windows import WindowSpec
 from kit.schema import validate_json
 
 

@@ -25,10 +25,9 @@ import pandas as pd
 
 from kit import atomic
 from kit.errors import ConfigError
-from kit.guard.verifiers import build_record
+from kit.guard.evaluation.validation import validate_group
+from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.training import train as tr
-from kit.guard.verifiers.cross_export import copy_card_folder, write_cross_encoder
-from kit.guard.verifiers.export import load_weights, package_model_dir, sha256_bytes, tokenizer_json
 from kit.guard.training.hard_negatives import SUFFIX as HARD_NEI_SUFFIX
 from kit.guard.training.train_data import (
     BIOMEDICAL,
@@ -39,9 +38,10 @@ from kit.guard.training.train_data import (
     training_pairs,
     validation_pairs,
 )
-from kit.guard.evaluation.validation import validate_group
 from kit.guard.verifier import load_verifier
-from kit.guard.scoring.windows import WindowSpec, passage_windows
+from kit.guard.verifiers import build_record
+from kit.guard.verifiers.cross_export import copy_card_folder, write_cross_encoder
+from kit.guard.verifiers.export import load_weights, package_model_dir, sha256_bytes, tokenizer_json
 
 VAL_PER_SOURCE = 300
 # a leave-one-source-out card is also scored on every pair of the source it left out (none was

@@ -18,10 +18,10 @@ import numpy as np
 
 from kit import atomic
 from kit.guard.evaluation.evaluate import CLASSES as LABELS
-from kit.guard.verifiers.export import build_minilm_graph, quantize_int8, sha256_bytes
-from kit.guard.verifier import RELATEDNESS_DIR, SCORING_RULES, ModelCard
-from kit.guard.verifiers.layout import CARD_NAME, TOKENIZER_NAME
 from kit.guard.scoring.windows import WindowSpec
+from kit.guard.verifier import RELATEDNESS_DIR, SCORING_RULES, ModelCard
+from kit.guard.verifiers.export import build_minilm_graph, quantize_int8, sha256_bytes
+from kit.guard.verifiers.layout import CARD_NAME, TOKENIZER_NAME
 
 CROSS_FP32 = "cross-fp32.onnx"
 CROSS_INT8 = "cross-int8.onnx"

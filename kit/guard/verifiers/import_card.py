@@ -10,10 +10,10 @@ import numpy as np
 
 from kit import atomic
 from kit.errors import ConfigError, InputError, Location
+from kit.guard.scoring.windows import WindowSpec
+from kit.guard.verifier import CLASS_RULES, pair_feed
 from kit.guard.verifiers.cross_export import attach_relatedness, scoring_text
 from kit.guard.verifiers.export import sha256_bytes
-from kit.guard.verifier import CLASS_RULES, pair_feed
-from kit.guard.scoring.windows import WindowSpec
 
 
 def import_verifier(

@@ -43,6 +43,8 @@ import numpy as np
 
 from kit import atomic
 from kit.errors import ConfigError, InputError, IntegrityError, KitError, Location
+from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
+from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.llm_client import Answer, ChatClient, ClientSettings, Request
 from kit.guard.verifiers.llm_prompt import (
     ANSWERS,
@@ -53,8 +55,6 @@ from kit.guard.verifiers.llm_prompt import (
     render,
     samples_rule,
 )
-from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
-from kit.guard.scoring.windows import WindowSpec, passage_windows
 
 KIND = "llm"
 CARD_FORMAT = 1

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from kit.errors import ConfigError, check_param
-from kit.guard.verifier import ModelCard, best_window
 from kit.guard.scoring.windows import passage_windows
+from kit.guard.verifier import ModelCard, best_window
 from kit.stats.roc import AUC, roc_auc
 
 

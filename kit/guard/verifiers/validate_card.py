@@ -129,7 +129,6 @@ def validate_verifier(
     s > tau, as the guard's flag rule s <= tau)."""
     from kit import __version__
     from kit.guard.evaluation.evaluate import evaluate_scores
-    from kit.guard.scoring.pairtable import normalise_labels, read_pair_table
     from kit.guard.evaluation.validation import (
         agreement_rows,
         cost_block,
@@ -137,6 +136,7 @@ def validate_verifier(
         validation_entry,
         with_validation,
     )
+    from kit.guard.scoring.pairtable import normalise_labels, read_pair_table
     from kit.guard.verifier import load_card
     from kit.stats.agreement import agreement_row
 

@@ -19,7 +19,12 @@ from kit.guard.conformal.calibration import (
     guard_rule,
     load_calibration,
 )
-from kit.guard.conformal.rule import conformal_rank, conformal_tau, min_calibration_size, mondrian_tau
+from kit.guard.conformal.rule import (
+    conformal_rank,
+    conformal_tau,
+    min_calibration_size,
+    mondrian_tau,
+)
 from kit.reproductions.guard import coverage_table
 from kit.schema import validate_json
 

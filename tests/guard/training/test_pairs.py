@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from kit.errors import InputError
-from kit.guard.training.pairs import NEG_TYPES, build_pairs, items_from_pqal, negate, negate_sentence
+from kit.guard.training.pairs import (
+    NEG_TYPES,
+    build_pairs,
+    items_from_pqal,
+    negate,
+    negate_sentence,
+)
 
 
 @pytest.fixture(scope="module")

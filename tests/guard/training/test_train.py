@@ -22,12 +22,12 @@ from kit.cli import cli
 from kit.errors import ConfigError, InputError
 from kit.guard.training import train as tr
 from kit.guard.training.adapt import adapt_verifier
-from kit.guard.verifiers.build_record import read_build_record
-from kit.guard.verifiers.export import package_model_dir, tokenizer_json
-from kit.guard.verifiers.import_card import import_verifier
 from kit.guard.training.nli_verifier import train_verifier
 from kit.guard.training.train_data import Recipe
 from kit.guard.verifier import OnnxCrossEncoder, load_verifier
+from kit.guard.verifiers.build_record import read_build_record
+from kit.guard.verifiers.export import package_model_dir, tokenizer_json
+from kit.guard.verifiers.import_card import import_verifier
 from kit.stats.crossval_auc import verdict_of
 from tests.guard.tiny_model import TINY_CONFIG, build_tiny_base, tiny_weights
 from tests.release.sealing import check_sealed_folder
@@ -85,8 +85,8 @@ def test_fit_is_deterministic_for_a_seed_and_moves_the_weights() -> None:
 
 
 def test_torch_and_onnx_agree(tmp_path: Path) -> None:
-    from kit.guard.verifiers.cross_export import write_cross_encoder
     from kit.guard.scoring.windows import WindowSpec
+    from kit.guard.verifiers.cross_export import write_cross_encoder
 
     w = tiny_weights(3)
     tok = tokenizer_json(package_model_dir(), 64)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from kit.errors import ConfigError
-from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost
 from kit.guard.verifier import ModelCard, load_verifier
+from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost
 
 SENTS = [
     "Metformin lowered HbA1c by 0.8 percent in adults with type 2 diabetes.",

@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from kit.errors import ConfigError, IntegrityError
-from kit.guard.verifiers.export import load_weights, package_model_dir, sha256_bytes
+from kit.guard.scoring.windows import WindowSpec, passage_windows, split_sentences
 from kit.guard.verifier import (
     ModelCard,
     OnnxCrossEncoder,
@@ -21,7 +21,7 @@ from kit.guard.verifier import (
     load_verifier,
     providers_for,
 )
-from kit.guard.scoring.windows import WindowSpec, passage_windows, split_sentences
+from kit.guard.verifiers.export import load_weights, package_model_dir, sha256_bytes
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from _numpy_minilm import embed_one
