@@ -427,3 +427,32 @@ def labelled_scores_options(name: str, kind: str) -> Callable[[Callable], Callab
         return f
 
     return apply
+
+
+#: the float format of the guard's CSV tables (`kit guard run / pairs / panel`)
+GUARD_FLOAT_FMT = "%.10g"
+
+
+def json_dump(obj: object) -> str:
+    """Indented, key-sorted JSON with a final newline (the guard's summary and meta files)."""
+    import json
+
+    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+
+def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
+    """--verifier (a built-in name or a card folder), --variant, --device, --batch-size."""
+    from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+
+    for opt in reversed(
+        [
+            click.option(
+                "--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP
+            ),
+            variant_option,
+            device_option,
+            batch_size_option,
+        ]
+    ):
+        f = opt(f)
+    return f

@@ -1,6 +1,6 @@
 """`kit guard compare`: two verifiers' scores on the same labelled pairs, compared paired.
 
-Registered on the ``guard`` group at the end of :mod:`kit.commands.guard`.
+Registered on the ``guard`` group in :mod:`kit.commands.guard` (the package's ``__init__``).
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         click.echo(json.dumps({"card": summary, **out}, indent=2))
         return
     if fmt == "table":
-        from kit.commands.guard_train import print_card
+        from kit.commands.guard.train import print_card
         from kit.guard.verifiers.build_record import read_build_record
 
         print_card(card, read_build_record(folder))

@@ -1,6 +1,6 @@
 """`kit guard calibrate`: calibrate the guard on a lab's own labelled sample (issue 13).
 
-Registered on the ``guard`` group at the end of :mod:`kit.commands.guard`.
+Registered on the ``guard`` group in :mod:`kit.commands.guard` (the package's ``__init__``).
 """
 
 from __future__ import annotations
