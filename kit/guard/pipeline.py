@@ -16,6 +16,7 @@ unsupported citations exchangeable with the calibration ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,3 +259,63 @@ def summarise(
             "bootstrap_seed": seed,
         }
     return out
+
+
+@dataclass(frozen=True)
+class GuardRun:
+    """What :func:`guard_run` produced: the three files' contents and what the command prints."""
+
+    guarded: list[dict[str, Any]]  # one record a line of guarded.jsonl
+    citations: pd.DataFrame  # citations.csv (validated: guard_citations)
+    summary: dict[str, Any]  # summary.json (validated: guard_summary)
+    guarantee: dict[str, Any]
+    n_answers: int
+    tau: float
+    n_cal: int
+
+
+def guard_run(
+    answers: Path,
+    calibration: str,
+    alpha: float,
+    load: Callable[[], Verifier],
+    *,
+    raw: Path,
+    reattribute: bool = True,
+    where: Path = Path("."),
+) -> GuardRun:
+    """``kit guard run`` as one verb: read the answers and the calibration set, load the
+    verifier (``load()``), verify, flag by tau, re-attribute, and measure the guarantee.
+
+    ``where`` names the output folder in validation errors (citations.csv, summary.json).
+    """
+    from kit.guard.conformal.calibration import (
+        check_verifier,
+        guarantee,
+        guard_rule,
+        load_calibration,
+    )
+    from kit.schema import validate_frame, validate_json
+
+    records = read_answers(answers)
+    cal = load_calibration(calibration, raw)
+    t = guard_rule(cal, alpha)
+    v = load()
+    card = v.card.to_dict()
+    same = check_verifier(cal, card)
+    guarded, frame = guard_answers(records, v, t.tau, reattribute=reattribute)
+    frame = validate_frame(frame, "guard_citations", str(where / "citations.csv"))
+    g = guarantee(cal, t, frame["score"].to_numpy(dtype=float), same)
+    summary = summarise(
+        frame,
+        len(records),
+        card,
+        alpha,
+        t.tau,
+        t.k,
+        t.n_cal,
+        {"source": cal.source, "sha256": cal.sha256},
+        guarantee=g,
+    )
+    validate_json(summary, "guard_summary", str(where / "summary.json"))
+    return GuardRun(guarded, frame, summary, g, len(records), t.tau, t.n_cal)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
-import pandas as pd
 
 from kit import atomic
 from kit.commands.options import (
@@ -18,23 +16,8 @@ from kit.commands.options import (
     variant_option,
 )
 from kit.commands.sealed import sealed_output
-from kit.errors import ConfigError, InputError
 from kit.report.tables import to_csv
 from kit.schema import validate_frame
-
-
-def _panel_names(specs: tuple[str, ...]) -> list[str]:
-    """Short, unique, column-safe names: a built-in name or the card folder's name."""
-    import re
-
-    names: list[str] = []
-    for spec in specs:
-        base = re.sub(r"[^0-9A-Za-z_.\-]+", "_", Path(spec).name or spec) or "verifier"
-        name, k = base, 2
-        while name in names:
-            name, k = f"{base}_{k}", k + 1
-        names.append(name)
-    return names
 
 
 @click.command("panel")
@@ -106,85 +89,34 @@ def panel_cmd(
     Example:
       kit guard panel pairs.csv --verifier minilm-nli --verifier minilm-bi --tau 0.5 --tau 0.7 --out panel/
     """
-    from kit.guard.evaluation.evaluate import evaluate_scores, flag_rate, panel_agreement
-    from kit.guard.scoring.pairtable import (
-        group_values,
-        normalise_labels,
-        parse_label_map,
-        read_pair_table,
-    )
+
+    from kit.guard.evaluation.panel import agreement_line, panel
+    from kit.guard.scoring.pairtable import read_pair_table
     from kit.guard.verifier import load_verifier
     from kit.report.tables import write_table
 
-    if len(verifiers) < 2:
-        raise ConfigError("bad_parameter", "a panel needs two or more --verifier")
-    if len(taus) not in {1, len(verifiers)}:
-        raise ConfigError(
-            "bad_parameter",
-            f"give one --tau for all verifiers or one per --verifier; got {len(taus)} for "
-            f"{len(verifiers)}",
-        )
-    tau_list = list(taus) * len(verifiers) if len(taus) == 1 else list(taus)
-    extra = parse_label_map(label_map)
-    frame = read_pair_table(pairs)
-    classes = (
-        normalise_labels(frame["label"], extra).to_numpy(dtype=object)
-        if "label" in frame.columns
-        else None
+    def load(spec: str) -> object:
+        return load_verifier(spec, variant, device, batch_size, progress=True)
+
+    r = panel(
+        read_pair_table(pairs),
+        verifiers,
+        taus,
+        load,
+        label_map=label_map,
+        group_column=group_column,
+        n_boot=n_boot,
+        seed=seed,
+        say=click.echo,
     )
-    groups, gcol = group_values(frame, group_column)
-    names = _panel_names(verifiers)
-    rng = np.random.default_rng(seed)
-    keep = ["pair_id", *[c for c in ("label", "group") if c in frame.columns]]
-    scores_table = frame[keep].reset_index(drop=True).copy()
-    passed, per_verifier, scored = [], [], []
-    for name, spec, tau in zip(names, verifiers, tau_list, strict=True):
-        v = load_verifier(spec, variant, device, batch_size, progress=True)
-        s = np.asarray(v.score(frame["claim"].tolist(), frame["passage"].tolist()), dtype=float)
-        scores_table[f"score_{name}"] = s
-        scores_table[f"flag_{name}"] = ~(s > tau)  # no score (refused): flagged, to review
-        scored.append(s)
-        click.echo(
-            f"  {name}: {v.card.name} ({v.card.kind}, sha256 {v.card.identity_sha256[:12]}), tau={tau:g}"
-        )
-    # a pair any member gave no score (its endpoint refused) is compared by no one
-    ok = np.isfinite(np.vstack(scored)).all(axis=0)
-    if not ok.all():
-        click.echo(
-            f"  left out {int((~ok).sum())} pair(s) some member gave no score (refused by its "
-            "endpoint): every statistic is over the pairs all members scored"
-        )
-        if not ok.any():
-            raise InputError("no_scores", "no pair was scored by every panel member")
-    g_ok = None if groups is None else groups[ok]
-    for name, s, tau in zip(names, scored, tau_list, strict=True):
-        passed.append(s[ok] > tau)
-        if classes is not None:
-            rows = evaluate_scores(s[ok], classes[ok], tau, rng, groups=g_ok, n_boot=n_boot)
-        else:
-            rows = [flag_rate(s[ok], tau, rng, groups=g_ok, n_boot=n_boot)]
-        per_verifier += [{"verifier": name, **r.to_dict()} for r in rows]
-    agree = panel_agreement(names, np.vstack(passed), rng, groups=g_ok, n_boot=n_boot)
-    agreement = validate_frame(
-        pd.DataFrame([a.to_dict() for a in agree]),
-        "guard_pair_agreement",
-        str(out / "agreement.csv"),
-    )
-    ver = validate_frame(
-        pd.DataFrame(per_verifier), "guard_pair_evaluation", str(out / "verifiers.csv")
-    )
-    scores_table = validate_frame(scores_table, "guard_pair_panel_scores", str(out / "scores.csv"))
+    agreement = validate_frame(r.agreement, "guard_pair_agreement", str(out / "agreement.csv"))
+    ver = validate_frame(r.verifiers, "guard_pair_evaluation", str(out / "verifiers.csv"))
+    scores_table = validate_frame(r.scores, "guard_pair_panel_scores", str(out / "scores.csv"))
     # OUT is a staged folder (@sealed_output): swapped into place, sealed, when this returns
     write_table(agreement, out / "agreement", EVAL_FORMATS, caption=f"Verifier panel on {pairs}")
     write_table(ver, out / "verifiers", EVAL_FORMATS, caption=f"Verifiers on {pairs}")
     atomic.write_text(out / "scores.csv", to_csv(scores_table, GUARD_FLOAT_FMT))
-    ci = f"cluster bootstrap over {gcol}" if groups is not None else "bootstrap over pairs"
-    click.echo(f"panel of {len(names)} verifiers on {len(frame)} pairs (CIs: {ci}):")
-    for a in agree:
-        click.echo(
-            f"  {a.verifier_a} vs {a.verifier_b}: positive-specific {a.positive_specific:.3f}, "
-            f"negative-specific {a.negative_specific:.3f} [{a.negative_specific_lo:.3f}, "
-            f"{a.negative_specific_hi:.3f}], kappa {a.kappa:.3f} [{a.kappa_lo:.3f}, "
-            f"{a.kappa_hi:.3f}], AC1 {a.ac1:.3f}"
-        )
+    click.echo(f"panel of {len(r.names)} verifiers on {r.n_pairs} pairs (CIs: {r.ci}):")
+    for a in r.agree:
+        click.echo(agreement_line(a))
     click.echo(f"-> {out}")

@@ -16,7 +16,6 @@ from kit.commands.options import (
 )
 from kit.commands.sealed import sealed_output
 from kit.report.tables import to_csv
-from kit.schema import validate_frame
 
 
 @click.command("run")
@@ -61,49 +60,30 @@ def run_cmd(
     Example:
       kit guard run answers.jsonl --calibration cal.csv --alpha 0.1 --out guarded/
     """
-    from kit.guard.conformal.calibration import (
-        check_verifier,
-        guarantee,
-        guarantee_line,
-        guard_rule,
-        load_calibration,
-    )
-    from kit.guard.pipeline import guard_answers, read_answers, summarise
+    from kit.guard.conformal.calibration import guarantee_line
+    from kit.guard.pipeline import guard_run
     from kit.guard.verifier import load_verifier
-    from kit.schema import validate_json
 
-    records = read_answers(answers)
-    cal = load_calibration(calibration, raw)
-    t = guard_rule(cal, alpha)
-    v = load_verifier(verifier, variant, device, batch_size, progress=True)
-    card = v.card.to_dict()
-    same = check_verifier(cal, card)
-    guarded, frame = guard_answers(records, v, t.tau, reattribute=not no_reattribute)
-    frame = validate_frame(frame, "guard_citations", str(out / "citations.csv"))
-    g = guarantee(cal, t, frame["score"].to_numpy(dtype=float), same)
-    summary = summarise(
-        frame,
-        len(records),
-        card,
+    r = guard_run(
+        answers,
+        calibration,
         alpha,
-        t.tau,
-        t.k,
-        t.n_cal,
-        {"source": cal.source, "sha256": cal.sha256},
-        guarantee=g,
+        lambda: load_verifier(verifier, variant, device, batch_size, progress=True),
+        raw=raw,
+        reattribute=not no_reattribute,
+        where=out,
     )
-    validate_json(summary, "guard_summary", str(out / "summary.json"))
     # OUT is a staged folder (@sealed_output): swapped into place, sealed, when this returns
-    lines = "".join(json.dumps(g, ensure_ascii=False, sort_keys=True) + "\n" for g in guarded)
+    lines = "".join(json.dumps(g, ensure_ascii=False, sort_keys=True) + "\n" for g in r.guarded)
     atomic.write_text(out / "guarded.jsonl", lines)
-    atomic.write_text(out / "citations.csv", to_csv(frame, GUARD_FLOAT_FMT))
-    atomic.write_text(out / "summary.json", json_dump(summary))
-    c = summary["status_counts"]
+    atomic.write_text(out / "citations.csv", to_csv(r.citations, GUARD_FLOAT_FMT))
+    atomic.write_text(out / "summary.json", json_dump(r.summary))
+    c = r.summary["status_counts"]
     click.echo(
-        f"guarded {len(records)} answers, {len(frame)} citations at alpha={alpha:g} "
-        f"(tau={t.tau:.4g}, n_cal={t.n_cal}): {c['supported']} supported, {c['moved']} moved, "
+        f"guarded {r.n_answers} answers, {len(r.citations)} citations at alpha={alpha:g} "
+        f"(tau={r.tau:.4g}, n_cal={r.n_cal}): {c['supported']} supported, {c['moved']} moved, "
         f"{c['unverified']} unverified -> {out}"
     )
-    click.echo(f"  {guarantee_line(g)}")
-    for row in g["per_type"]:
+    click.echo(f"  {guarantee_line(r.guarantee)}")
+    for row in r.guarantee["per_type"]:
         click.echo(f"  {row['statement']}")

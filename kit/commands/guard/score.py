@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
-import pandas as pd
 
 from kit.commands.options import (
     engine_options,
@@ -15,7 +13,7 @@ from kit.commands.options import (
     verifier_options,
 )
 from kit.commands.sealed import sealed_file
-from kit.errors import ConfigError, InputError
+from kit.errors import ConfigError
 from kit.schema import validate_frame
 
 
@@ -71,6 +69,7 @@ def score_cmd(
       kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
       kit guard score pairs.csv --engine ray --ray-address HEAD:6379 --out scores.csv
     """
+    from kit.guard.evaluation.panel import auc_lines
     from kit.guard.scoring.pairtable import (
         read_pair_table,
         score_pairs,
@@ -102,7 +101,7 @@ def score_cmd(
     scored = validate_frame(scored.reset_index(drop=True), "guard_pair_scores", str(out))
     write_pair_table(scored, out)
     refused = int((scored["score_status"] == "refused").sum())
-    for line in _auc_lines(scored[scored["score_status"] == "scored"]):
+    for line in auc_lines(scored[scored["score_status"] == "scored"]):
         click.echo(f"  {line}")
     probs = [c for c in scored.columns if c.startswith("p_")]
     extra = f" with {', '.join(probs)}" if probs else ""
@@ -118,33 +117,3 @@ def score_cmd(
     usage = getattr(v, "usage_line", None)  # an instrument behind an endpoint says what it asked
     if usage is not None:
         click.echo(f"  {usage()}")
-
-
-def _auc_lines(frame: pd.DataFrame) -> list[str]:
-    """Quick AUC lines for `kit guard score` (DeLong CIs; full report: `kit guard evaluate`)."""
-    from kit.guard.scoring.pairtable import normalise_labels
-    from kit.stats.roc import roc_auc
-
-    if "label" not in frame.columns or frame["label"].isna().any():
-        return []
-    s = frame["score"].to_numpy(dtype=float)
-    if "pair_type" in frame.columns:  # PubMedQA construction pairs: positive vs each type
-        pos = (frame["pair_type"] == "positive").to_numpy()
-        negs = {
-            f"positive vs {t}": (frame["pair_type"] == t).to_numpy()
-            for t in sorted(set(frame["pair_type"]) - {"positive"})
-        }
-    else:
-        try:
-            cls = normalise_labels(frame["label"]).to_numpy(dtype=object)
-        except InputError:
-            return ["labels not recognised; map them with `kit guard evaluate --label-map`"]
-        pos = cls == "entailment"
-        negs = {"entailment vs unsupported": ~pos}
-        negs |= {f"entailment vs {k}": cls == k for k in ("neutral", "contradiction")}
-    lines = []
-    for name, neg in negs.items():
-        if pos.any() and neg.any():
-            r = roc_auc(np.r_[s[pos], s[neg]], np.r_[np.ones(pos.sum()), np.zeros(neg.sum())])
-            lines.append(f"AUC {name}: {r.auc:.3f} [{r.lo:.3f}, {r.hi:.3f}] (n={int(neg.sum())})")
-    return lines

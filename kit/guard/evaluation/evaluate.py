@@ -196,6 +196,12 @@ def _auc_row(
     return Estimate("auc", subset, n_pos, n_neg, auc_score(s, pos), lo, hi, method, nan, note)
 
 
+def auc_estimate(s: np.ndarray, pos: np.ndarray, subset: str, level: float = 0.95) -> Estimate:
+    """AUC of ``s`` for ``pos`` vs the rest with its DeLong interval, pairs independent (the
+    path every AUC of the guard's evaluation takes; ``kit guard score``'s quick lines too)."""
+    return _auc_row(s, pos, None, subset, np.random.default_rng(0), 0, level)
+
+
 def negative_subsets(
     classes: np.ndarray, negative_types: np.ndarray | None, func: str
 ) -> list[tuple[str, np.ndarray]]:
