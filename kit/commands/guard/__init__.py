@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import click
 
+from kit.commands.guard.adapt import adapt_cmd
 from kit.commands.guard.build import build_verifier_cmd
 from kit.commands.guard.calibrate import calibrate_cmd
 from kit.commands.guard.card import card_cmd
 from kit.commands.guard.compare import compare_cmd
 from kit.commands.guard.conformal import coverage_cmd, tau_cmd
 from kit.commands.guard.evaluate import evaluate_cmd
+from kit.commands.guard.import_verifier import import_cmd
 from kit.commands.guard.pairs import pairs_cmd
 from kit.commands.guard.panel import panel_cmd
 from kit.commands.guard.run import run_cmd
 from kit.commands.guard.score import score_cmd
-from kit.commands.guard.train import adapt_cmd, import_cmd, train_cmd
+from kit.commands.guard.train import train_cmd
 from kit.commands.guard.validate import validate_cmd
 
 

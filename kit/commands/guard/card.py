@@ -108,10 +108,11 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         click.echo(json.dumps({"card": summary, **out}, indent=2))
         return
     if fmt == "table":
-        from kit.commands.guard.train import print_card
+        from kit.guard.evaluation.card_report import card_lines
         from kit.guard.verifiers.build_record import read_build_record
 
-        print_card(card, read_build_record(folder))
+        for line in card_lines(card, read_build_record(folder)):
+            click.echo(line)
     chunks = [
         _render(frame, fmt, title, console)
         for frame, title, console in (

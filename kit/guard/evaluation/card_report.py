@@ -168,3 +168,43 @@ def read_loso_cards(folder: Path) -> list[tuple[str, dict[str, Any]]]:
             where=Location(str(folder)),
         )
     return [(str(p), load_card(p.parent)) for p in paths]
+
+
+def card_lines(card: dict[str, Any], build: dict[str, Any] | None = None) -> list[str]:
+    """A card's summary as ``kit guard train / adapt / import-verifier / card`` print it.
+
+    ``build``: the card's build record (:mod:`kit.guard.verifiers.build_record`), for the speed
+    it measured. An LLM card: its pinned fields (what the score store's key covers).
+    """
+    from kit.guard.evaluation.compare import row_line
+
+    if card.get("kind") == "llm":
+        return [
+            f"verifier: {card['name']}",
+            f"  kind llm; model {card['model']} at {card['base_url']}",
+            f"  prompt sha256 {card['prompt_sha256']}; decoding {card['decoding']}",
+            f"  answer rule: {card['answer_rule']['rule']}",
+            f"  instrument sha256 {card['instrument_sha256']} (the score store's key)",
+            f"  API key read from ${card['api_key_env']} when set (never stored)",
+        ]
+    lines = [
+        f"verifier: {card['name']}",
+        f"  kind {card['kind']}; scoring: {card['scoring_rule']}",
+        f"  fp32 sha256 {card['onnx_sha256']}",
+    ]
+    if "int8_sha256" in card.get("extra", {}):
+        lines.append(f"  int8 sha256 {card['extra']['int8_sha256']}")
+    lines.append(f"  validated on: {card['validated_on']}")
+    for group, entry in card.get("extra", {}).get("validation", {}).get("left_out", {}).items():
+        lines.append(f"  {group}: {entry['n']} pairs never trained on, paired with the bi-encoder:")
+        for r in entry["vs_bi_encoder"]:  # A = this card, B = the bi-encoder
+            lines.append(f"    {row_line(r)}")
+    speed = (build or {}).get("speed")
+    if speed:
+        r = speed["pairs_per_s"]
+        verdict = "meets" if speed["int8_meets_target"] else "is below"
+        lines.append(
+            f"  speed here: int8 {r['int8']} / fp32 {r['fp32']} short pairs/s on {speed['machine']}"
+            f" (int8 {verdict} the {speed['int8_target_pairs_per_s']:.0f} pairs/s target)"
+        )
+    return lines
