@@ -154,7 +154,7 @@ def _two_stage(
     load: Any, bi: str, cross: str, top_k: int, variant: str, device: str, batch_size: int = 32
 ) -> Any:
     """The two-stage verifier (``bi`` keeps the top-k windows, ``cross`` judges them), both
-    parts loaded by ``load`` (``kit.guard.verifier.load_verifier``'s signature)."""
+    parts loaded by ``load`` (``kit.guard.verifiers.load.load_verifier``'s signature)."""
     from kit.guard.verifiers.two_stage import TwoStageVerifier
 
     parts = [load(x, variant, device, batch_size) for x in (bi, cross)]
@@ -167,7 +167,7 @@ def _use_two_stage(bi: str, cross: str, top_k: int) -> None:
     would cost); every other spec (the card's own relatedness folder among them) loads as
     before. The audit imports ``load_verifier`` from its module at call time, so patching the
     module attribute reaches it (tests/audit/test_audit_pipeline.py pins that)."""
-    import kit.guard.verifier as kv
+    import kit.guard.verifiers.load as kv
 
     original = kv.load_verifier
 
@@ -245,7 +245,7 @@ def _verifier(spec: str, tmp: Path, no_standin: bool = False) -> str | None:
     built (unless ``no_standin``), or None (a SKIP line printed) when a missing verifier cannot
     be built here."""
     from kit.errors import ConfigError
-    from kit.guard.verifier import resolve_verifier
+    from kit.guard.verifiers.load import resolve_verifier
 
     try:
         resolve_verifier(spec)
@@ -315,7 +315,7 @@ def _ray_child(args: argparse.Namespace, mode: str, verifier: str, workers: int)
     import resource
     import threading
 
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     claims, passages = build_pairs(args.raw, args.ray_pairs)
 

@@ -10,7 +10,7 @@ sentence of the conclusion, the abstract's first 3-sentence window), one forward
 rule (s = max over windows). Every measurement starts from a fresh verifier (empty caches) after
 a warm-up on a throwaway instance. Rows:
 
-* ``onnx fp32`` / ``onnx int8`` -- :func:`kit.guard.verifier.load_verifier` on the card, under
+* ``onnx fp32`` / ``onnx int8`` -- :func:`kit.guard.verifiers.load.load_verifier` on the card, under
   the card's own scoring rule (the default card's ``two_signal`` also runs its relatedness
   bi-encoder).
 * ``... cross-encoder alone`` -- the same verifier under the class rule P(entailment): the
@@ -205,7 +205,7 @@ def torch_rows(
     from tokenizers import Tokenizer
 
     from kit.guard.scoring.windows import passage_windows
-    from kit.guard.verifier import make_session
+    from kit.guard.verifiers.session import make_session
 
     if threads:
         torch.set_num_threads(threads)
@@ -374,7 +374,7 @@ def main() -> int:
             file=sys.stderr,
         )
 
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
     from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost
 
     bi_dir = _bi_dir(args.bi, Path(tmp.name))

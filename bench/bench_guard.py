@@ -131,7 +131,7 @@ def onnx_row(
     vdir: Path, variant: str, claims: list[str], texts: list[str], args: argparse.Namespace
 ) -> tuple[dict[str, Any], np.ndarray]:
     """One ONNX variant's row (a fresh verifier after a warm-up one) and its scores."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     opts = {"batch_size": args.batch_size, "threads": args.threads}
     load_verifier(vdir, variant, **opts).score(claims[:8], texts[:8])  # warm-up
@@ -231,7 +231,8 @@ def transformers_row(
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_cross import read_weights
 
-    from kit.guard.verifier import class_score, pair_feed, softmax
+    from kit.guard.verifiers.rules import class_score, softmax
+    from kit.guard.verifiers.session import pair_feed
 
     note = _torch_threads(args.threads)
     _quiet_hf()

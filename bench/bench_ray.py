@@ -60,7 +60,7 @@ def main() -> int:
         return 0
     from kit.errors import KitError
     from kit.guard.scoring.ray_engine import ray_engine
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     def fresh() -> object:
         return load_verifier(args.verifier, batch_size=args.batch_size, threads=1)

@@ -137,7 +137,7 @@ def check_verifier(
     spec: str, claims: list[str], windows: list[str], args: argparse.Namespace
 ) -> dict[str, Any]:
     """Parity (max |s_device - s_cpu|) and pairs/s of one verifier (fp32)."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     sizes = [int(x) for x in args.batch_sizes.split(",")]
 
@@ -174,8 +174,8 @@ def check_scoring(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_guard import load_pairs
 
-    from kit.guard.verifier import BUILTIN_VERIFIERS
     from kit.guard.verifiers.export import build_verifier
+    from kit.guard.verifiers.load import BUILTIN_VERIFIERS
 
     claims, windows = load_pairs(args.pairs, args.raw)
     bi = "minilm-bi"
@@ -223,8 +223,8 @@ def check_training(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     beside the CPU card (data/verifier-nli) when that is built."""
     from kit.guard.training.nli_verifier import VAL_PER_SOURCE, train_verifier
     from kit.guard.training.train_data import Recipe
-    from kit.guard.verifier import BUILTIN_VERIFIERS, load_card
     from kit.guard.verifiers.build_record import read_build_record
+    from kit.guard.verifiers.load import BUILTIN_VERIFIERS, load_card
 
     recipe = Recipe()
     changes = {

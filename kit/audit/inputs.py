@@ -18,7 +18,7 @@ from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_checklists
 from kit.guard.scoring.score_store import DEFAULT_STORE
-from kit.guard.verifier import DEFAULT_VERIFIER
+from kit.guard.verifiers.load import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
 from kit.parallel import LOCAL, Engine
 

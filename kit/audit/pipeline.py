@@ -62,7 +62,7 @@ def open_context(opts: AuditOptions, inputs: Inputs) -> Context:
     from kit.corpus.identifiers import SCHEMES
     from kit.grade.pubmedqa_corpus import build_corpus
     from kit.guard.scoring.score_store import open_scorer
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
     from kit.registry.loaders import pubmedqa_tables
 
     verifier = load_verifier(

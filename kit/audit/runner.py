@@ -38,7 +38,7 @@ OUTPUT_FILES = ("report.html", "summary.json", "citations.csv", "runs.csv")
 
 def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
     """Validate and write every output into a staged folder, then swap it into ``opts.out``."""
-    from kit.guard.verifier import identity_entry
+    from kit.guard.verifiers.card import identity_entry
     from kit.release.receipts import seal, write_receipt
     from kit.report.audit_page import render_audit_page
     from kit.report.tables import to_csv

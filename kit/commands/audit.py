@@ -20,7 +20,7 @@ from kit.commands.options import (
     variant_option,
 )
 from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
-from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 from kit.registry.fetch import DEFAULT_DEST
 
 _file = click.Path(dir_okay=False, path_type=Path)

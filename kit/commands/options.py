@@ -442,7 +442,7 @@ def json_dump(obj: object) -> str:
 
 def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
     """--verifier (a built-in name or a card folder), --variant, --device, --batch-size."""
-    from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+    from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
     for opt in reversed(
         [

@@ -28,7 +28,7 @@ from kit import boundary
 from kit.errors import InputError, Location
 from kit.guard.citations import Citation, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank
-from kit.guard.verifier import Verifier, identity_entry
+from kit.guard.verifiers.card import Verifier, identity_entry
 
 CITATION_COLUMNS = [
     "answer_id",

@@ -473,10 +473,10 @@ def planted_audit_minilm(
     raw: Path, verifier_dir: Path, n_seeds: int = 20
 ) -> dict[str, pd.DataFrame]:
     """The planted audit with the citation guard's ONNX MiniLM bi-encoder as the L2 instrument
-    (kit.guard.verifier, thresholds kit.grade.planted.MINILM_RULE). Embeddings are cached per
+    (kit.guard.verifiers, thresholds kit.grade.planted.MINILM_RULE). Embeddings are cached per
     text, so seeds after the first cost little; the first embeds ~1,000 abstracts (minutes on
     2 CPU cores)."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     scorer = load_verifier(Path(verifier_dir))
     return _planted_tables(raw, n_seeds, scorer, pl.MINILM_RULE, "planted_minilm")

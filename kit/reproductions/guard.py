@@ -173,8 +173,8 @@ LABEL_NOTE = "construction-labelled PubMedQA pairs (not human gold)"
 
 
 def _verifier(verifier_dir: Path | None, tmp: Path, variant: str = "fp32") -> Any:
-    from kit.guard.verifier import load_verifier
     from kit.guard.verifiers.export import build_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     if verifier_dir is None:
         verifier_dir = tmp / "verifier"

@@ -553,7 +553,7 @@ def guard_shift_example(
     ``verifier_nli_dir``: the card folder of the verifier (``kit reproduce run --verifier-nli``).
     ``max_target`` caps each target at a random subset (tests only; None = all held-out pairs).
     """
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     v = load_verifier(Path(verifier_nli_dir))
     src = held_out(raw, source, n_source, np.random.default_rng([seed, 0]))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from kit.guard.evaluation.card_report import loso_table, read_loso_cards, validation_table
-from kit.guard.verifier import load_card
+from kit.guard.verifiers.load import load_card
 from kit.schema import validate_frame
 
 

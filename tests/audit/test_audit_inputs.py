@@ -239,7 +239,7 @@ def test_corrupt_store_shard_is_a_clear_error(
 ) -> None:
     """A truncated shard and a shard with an out-of-range score: exit 2 naming the file."""
     from kit.guard.scoring.score_store import ScoreStore, scoring_mode
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     v = load_verifier(audit_verifier, "int8")
     store = ScoreStore(tmp_path / "scores", v.card.onnx_sha256, scoring_mode(v, "cpu"))

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kit.guard.verifier import flatten_windows, pair_feed, softmax, two_signal_score
+from kit.guard.verifiers.rules import softmax, two_signal_score
+from kit.guard.verifiers.session import flatten_windows, pair_feed
 
 
 def _key(text: str) -> str:

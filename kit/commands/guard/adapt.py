@@ -12,7 +12,7 @@ import click
 
 from kit.commands.sealed import sealed_output
 from kit.guard.evaluation.card_report import card_lines
-from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
 def print_card(card: dict, build: dict | None = None) -> None:

@@ -16,7 +16,7 @@ from kit import __version__, atomic
 from kit.commands.options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_file
 from kit.errors import ConfigError, InputError, Location
-from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
 def _read_labelled(path: Path, label_map: dict[str, str]) -> tuple[pd.DataFrame, np.ndarray | None]:
@@ -114,7 +114,8 @@ def calibrate_cmd(
     from kit.guard.conformal.rule import min_calibration_size
     from kit.guard.scoring.pairtable import parse_label_map
     from kit.guard.training.adapt import check_disjoint
-    from kit.guard.verifier import card_identity, load_verifier
+    from kit.guard.verifiers.card import card_identity
+    from kit.guard.verifiers.load import load_verifier
     from kit.hashing import file_sha256
     from kit.schema import validate_json
 

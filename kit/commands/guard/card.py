@@ -13,7 +13,7 @@ import click
 import pandas as pd
 
 from kit.commands.options import format_option, verifier_loso_option
-from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
 VALIDATION_TITLE = (
     "held-out validation: AUC supported vs unsupported [DeLong 95% CI], vs contradicted, vs "
@@ -84,7 +84,7 @@ def card_cmd(verifier: str, verifier_loso: Path, fmt: str) -> None:
         read_loso_cards,
         validation_table,
     )
-    from kit.guard.verifier import load_card, resolve_verifier
+    from kit.guard.verifiers.load import load_card, resolve_verifier
 
     folder = resolve_verifier(verifier)
     card = load_card(folder)

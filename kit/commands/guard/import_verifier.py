@@ -143,10 +143,10 @@ def import_cmd(
       kit guard import-verifier --base-url http://127.0.0.1:8000/v1 \\
           --model Qwen2.5-7B-Instruct --out data/verifier-qwen
     """
-    from kit.guard.verifier import resolve_verifier
     from kit.guard.verifiers.import_card import import_verifier
     from kit.guard.verifiers.llm_card import import_llm_verifier
     from kit.guard.verifiers.llm_client import ClientSettings
+    from kit.guard.verifiers.load import resolve_verifier
 
     if base_url is not None:
         if model is not None or llm_model is None:

@@ -92,7 +92,7 @@ def panel_cmd(
 
     from kit.guard.evaluation.panel import agreement_line, panel
     from kit.guard.scoring.pairtable import read_pair_table
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
     from kit.report.tables import write_table
 
     def load(spec: str) -> object:

@@ -62,7 +62,7 @@ def run_cmd(
     """
     from kit.guard.conformal.calibration import guarantee_line
     from kit.guard.pipeline import guard_run
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     r = guard_run(
         answers,

@@ -78,7 +78,7 @@ def score_cmd(
         write_pair_table,
     )
     from kit.guard.scoring.score_store import open_scorer
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
     from kit.parallel import Engine
 
     spec = Engine(engine, ray_address, ray_workers, ray_connect_timeout)

@@ -13,7 +13,7 @@ import click
 
 from kit.commands.options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_output
-from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
 GOLD_HELP = (
     "The human-labelled sample: a pair table (csv, parquet or jsonl) with claim, passage and "
@@ -97,7 +97,7 @@ def validate_cmd(
     """
     from kit.guard.evaluation.validation import VALIDATION_SCHEMA
     from kit.guard.scoring.pairtable import parse_label_map
-    from kit.guard.verifier import resolve_verifier
+    from kit.guard.verifiers.load import resolve_verifier
     from kit.guard.verifiers.validate_card import (
         validate_verifier,
         validation_lines,

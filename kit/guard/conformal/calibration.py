@@ -40,7 +40,7 @@ import numpy as np
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location, check_param
 from kit.guard.conformal.rule import Threshold
-from kit.guard.verifier import card_identity, identity_entry
+from kit.guard.verifiers.card import card_identity, identity_entry
 from kit.registry.fetch import DEFAULT_DEST, raw_path
 from kit.schema import read_table
 from kit.stats.wilson import wilson_ci
@@ -331,7 +331,7 @@ def _from_artifact(obj: dict[str, Any], path: Path) -> CalibrationSet:
 
 def check_verifier(cal: CalibrationSet, card: Mapping[str, Any]) -> bool | None:
     """True when the calibration names this verifier's identity (its ONNX sha256, or an LLM
-    card's instrument sha256: :func:`kit.guard.verifier.card_identity`); None when it names
+    card's instrument sha256: :func:`kit.guard.verifiers.card.card_identity`); None when it names
     none.
 
     A calibration artifact made with another verifier is refused (ConfigError): its scores, and

@@ -1,7 +1,7 @@
 """A verifier card's validation as tables: held-out groups, and leave-one-source-out cards.
 
 Pure functions on parsed card.json dicts (:func:`validation_table`, :func:`loso_table`) and one
-reader at the edge (:func:`read_loso_cards`, through :func:`kit.guard.verifier.load_card`). ``kit guard card`` prints them; the board's
+reader at the edge (:func:`read_loso_cards`, through :func:`kit.guard.verifiers.load.load_card`). ``kit guard card`` prints them; the board's
 ``guard_verifier_validation`` and ``guard_verifier_loso`` reproductions freeze them. Nothing is
 re-scored here: the tables state exactly what the cards recorded when they were trained.
 """
@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from kit.errors import InputError, Location
-from kit.guard.verifier import load_card
 from kit.guard.verifiers.build_record import read_build_record
+from kit.guard.verifiers.load import load_card
 
 # who labelled each registry source (nli/README.md); PubMedQA groups are construction-labelled
 HUMAN = {

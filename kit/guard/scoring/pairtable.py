@@ -377,7 +377,7 @@ def probability_column(label: str) -> str:
 def score_pairs(verifier: Any, frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``score`` (and, for a cross-encoder, ``p_<label>`` per card label) added.
 
-    ``verifier`` is any :class:`kit.guard.verifier.Verifier`; one with ``score_classes`` and
+    ``verifier`` is any :class:`kit.guard.verifiers.card.Verifier`; one with ``score_classes`` and
     ``labels`` (a cross-encoder) also yields the class probabilities of its best-scoring
     window. Existing ``score`` / ``p_*`` columns are replaced (they are output columns).
     """

@@ -6,7 +6,7 @@ windowing, tokenization, batching, caches, the max over windows -- so both engin
 graph the *same* batches in the same order, and the scores are the same bytes as with
 ``--engine local`` (on workers with the driver's onnxruntime build and CPU kernel family).
 
-Mechanics: each model batch (token-id arrays, as :class:`kit.guard.verifier.LocalRunner`
+Mechanics: each model batch (token-id arrays, as :class:`kit.guard.verifiers.session.LocalRunner`
 would feed it) is one row of a Ray Data dataset; ``map_batches`` sends rows to a fixed pool of
 long-lived actors (:class:`OnnxActor`), each loading the model once, from the ONNX file's
 bytes placed once in Ray's object store and checked against the card's sha256 by the actor
@@ -61,7 +61,7 @@ class OnnxActor:
     def __init__(self, model: list[Any], sha256: str, device: str, threads: int) -> None:
         import ray
 
-        from kit.guard.verifier import make_session
+        from kit.guard.verifiers.session import make_session
 
         data = ray.get(model[0])
         got = hashlib.sha256(data).hexdigest()
@@ -88,7 +88,7 @@ def _column(arrays: list[np.ndarray]) -> np.ndarray:
 
 @dataclass
 class RayRunner:
-    """A :class:`kit.guard.verifier.Runner` that runs the graph on ``workers`` Ray actors."""
+    """A :class:`kit.guard.verifiers.session.Runner` that runs the graph on ``workers`` Ray actors."""
 
     model_path: Path
     sha256: str

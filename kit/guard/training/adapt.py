@@ -31,7 +31,6 @@ from kit.guard.scoring.pairtable import read_labelled_table
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.training import train as tr
 from kit.guard.training.nli_verifier import say
-from kit.guard.verifier import FITTED_RULE, load_verifier
 from kit.guard.verifiers.cross_export import (
     copy_card_folder,
     recard_folder,
@@ -45,6 +44,8 @@ from kit.guard.verifiers.fitted_rule import (
     feature_matrix,
     fit_rule,
 )
+from kit.guard.verifiers.load import load_verifier
+from kit.guard.verifiers.rules import FITTED_RULE
 from kit.schema import validate_json
 
 
@@ -195,7 +196,7 @@ class WindowSignals:
 def window_signals(verifier: Any, claims: list[str], passages: list[str]) -> WindowSignals:
     """The signals of :mod:`kit.guard.verifiers.fitted_rule` for every window of the sample, and the
     window each pair's parent rule scores highest (the one a fitted rule is fitted on)."""
-    from kit.guard.verifier import flatten_windows
+    from kit.guard.verifiers.session import flatten_windows
 
     feats = tuple(
         f
@@ -258,7 +259,7 @@ def adapt_verifier(
     ``no_evidence`` / ``worse``) is read from that CI; ``improved`` is ``verdict ==
     "improved"``.
     """
-    from kit.guard.verifier import load_card, resolve_verifier
+    from kit.guard.verifiers.load import load_card, resolve_verifier
     from kit.hashing import file_sha256
     from kit.stats.crossval_auc import crossval_auc, within_fold_auc
     from kit.stats.roc import auc_score, roc_auc

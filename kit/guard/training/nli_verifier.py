@@ -38,10 +38,10 @@ from kit.guard.training.train_data import (
     training_pairs,
     validation_pairs,
 )
-from kit.guard.verifier import load_verifier
 from kit.guard.verifiers import build_record
 from kit.guard.verifiers.cross_export import copy_card_folder, write_cross_encoder
 from kit.guard.verifiers.export import load_weights, package_model_dir, sha256_bytes, tokenizer_json
+from kit.guard.verifiers.load import load_verifier
 
 VAL_PER_SOURCE = 300
 # a leave-one-source-out card is also scored on every pair of the source it left out (none was

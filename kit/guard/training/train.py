@@ -208,7 +208,7 @@ def onnx_logits(folder: Path, claims: Sequence[str], passages: Sequence[str]) ->
     """The exported fp32 graph's logits for the same pairs (no windows: the pair as given)."""
     from tokenizers import Tokenizer
 
-    from kit.guard.verifier import make_session, pair_feed
+    from kit.guard.verifiers.session import make_session, pair_feed
 
     card = boundary.read_json(folder / "card.json", allow_non_finite=True)
     sess = make_session(folder / card["onnx_file"])

@@ -1,6 +1,6 @@
 """Write a cross-encoder verifier folder: ONNX fp32 + int8, tokenizer, card.json (build step).
 
-The folder layout is the one :func:`kit.guard.verifier.load_verifier` reads for a card of kind
+The folder layout is the one :func:`kit.guard.verifiers.load.load_verifier` reads for a card of kind
 ``cross-encoder``: the graph of :func:`kit.guard.verifiers.export.build_minilm_graph` with the
 ``classifier`` head, written deterministically (no timestamps, fixed initializer order), its
 int8 twin from onnxruntime's per-channel dynamic quantisation, the tokenizer with pair
@@ -19,9 +19,11 @@ import numpy as np
 from kit import atomic
 from kit.guard.evaluation.evaluate import CLASSES as LABELS
 from kit.guard.scoring.windows import WindowSpec
-from kit.guard.verifier import RELATEDNESS_DIR, SCORING_RULES, ModelCard
+from kit.guard.verifiers.card import ModelCard
 from kit.guard.verifiers.export import build_minilm_graph, quantize_int8, sha256_bytes
 from kit.guard.verifiers.layout import CARD_NAME, TOKENIZER_NAME
+from kit.guard.verifiers.load import RELATEDNESS_DIR
+from kit.guard.verifiers.rules import SCORING_RULES
 
 CROSS_FP32 = "cross-fp32.onnx"
 CROSS_INT8 = "cross-int8.onnx"
@@ -50,7 +52,7 @@ def scoring_text(scoring: str) -> str:
 def attach_relatedness(folder: Path, relatedness: Path) -> dict[str, Any]:
     """Copy the bi-encoder card folder ``relatedness`` into ``folder/relatedness/`` (its model
     files; receipts stay behind) and return the card entry pinning it by its card's sha256
-    (``extra.relatedness``, read by :func:`kit.guard.verifier.load_verifier`)."""
+    (``extra.relatedness``, read by :func:`kit.guard.verifiers.load.load_verifier`)."""
     rel = Path(folder) / RELATEDNESS_DIR
     rel.mkdir()
     for f in sorted(Path(relatedness).iterdir()):

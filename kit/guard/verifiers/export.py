@@ -13,7 +13,7 @@ MatMul weights, per output channel (per-tensor scales cost too much accuracy: wo
 to fp32 drops to ~0.88, per-channel keeps >= 0.97).
 
 This module does file I/O (it is the build step, not the runtime); at run time only onnxruntime,
-tokenizers and numpy are needed (:mod:`kit.guard.verifier`).
+tokenizers and numpy are needed (:mod:`kit.guard.verifiers`).
 """
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ def build_verifier(out: Path, model_dir: Path | None = None) -> dict[str, Any]:
 
     Returns the card (also written as card.json). The folder appears whole or not at all.
     """
-    from kit.guard.verifier import default_card
+    from kit.guard.verifiers.card import default_card
 
     model_dir = model_dir or package_model_dir()
     weights, config = load_weights(model_dir)

@@ -11,9 +11,10 @@ import numpy as np
 from kit import atomic
 from kit.errors import ConfigError, InputError, Location
 from kit.guard.scoring.windows import WindowSpec
-from kit.guard.verifier import CLASS_RULES, pair_feed
 from kit.guard.verifiers.cross_export import attach_relatedness, scoring_text
 from kit.guard.verifiers.export import sha256_bytes
+from kit.guard.verifiers.rules import CLASS_RULES
+from kit.guard.verifiers.session import pair_feed
 
 
 def import_verifier(
@@ -34,7 +35,9 @@ def import_verifier(
     relatedness signal with the imported model's class probabilities."""
     from tokenizers import Tokenizer
 
-    from kit.guard.verifier import ModelCard, load_card, make_session
+    from kit.guard.verifiers.card import ModelCard
+    from kit.guard.verifiers.load import load_card
+    from kit.guard.verifiers.session import make_session
 
     if "entailment" not in labels:
         raise ConfigError(

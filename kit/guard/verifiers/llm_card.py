@@ -7,10 +7,10 @@ tokens, top log-probabilities), the answer set {yes, no} and the answer rule
 environment variable the key is read from (``api_key_env``). ``instrument_sha256`` is the
 sha256 of the canonical JSON of those pinned fields (:func:`instrument_sha256`); it is this
 verifier's identity wherever the kit keys on a verifier's sha256. The in-memory
-:class:`kit.guard.verifier.ModelCard` has no ONNX file: its ``onnx_file`` and ``onnx_sha256``
+:class:`kit.guard.verifiers.card.ModelCard` has no ONNX file: its ``onnx_file`` and ``onnx_sha256``
 are empty, and ``identity_sha256`` / ``identity_field`` give ``instrument_sha256`` -- the field
 the score store, calibration artifacts and summaries key on and name
-(:func:`kit.guard.verifier.card_identity`).
+(:func:`kit.guard.verifiers.card.card_identity`).
 
 Scores: s(c, p) = max over the passage's windows (the card's window rule) of the model's
 answer score for (c, window). Every (claim, window) score goes through the shared score store
@@ -303,7 +303,7 @@ class LlmVerifier:
         store_root: Path | None,
         client: ChatClient | None = None,
     ) -> None:
-        from kit.guard.verifier import ModelCard
+        from kit.guard.verifiers.card import ModelCard
 
         self.spec = card
         self.window = WindowSpec(**card["window"])
@@ -423,7 +423,7 @@ class LlmVerifier:
         """s per pair = max over the passage's windows (an empty passage: 0, as for every
         verifier); NaN for a pair any of whose windows the endpoint refused (its max is not
         known)."""
-        from kit.guard.verifier import flatten_windows
+        from kit.guard.verifiers.session import flatten_windows
 
         flat_c, flat_w, owner = flatten_windows(claims, passages, self.window)
         out = np.zeros(len(claims), dtype=float)

@@ -26,7 +26,8 @@ import numpy as np
 
 from kit.errors import ConfigError, check_param
 from kit.guard.scoring.windows import passage_windows
-from kit.guard.verifier import ModelCard, best_window
+from kit.guard.verifiers.card import ModelCard
+from kit.guard.verifiers.session import best_window
 from kit.stats.roc import AUC, roc_auc
 
 

@@ -49,8 +49,8 @@ class Pass:
 
 def instrument_of(card: Mapping[str, Any], kind: str | None = None) -> dict[str, str]:
     """What was validated: kind, name, and the identity the kit keys on
-    (:func:`kit.guard.verifier.card_identity`)."""
-    from kit.guard.verifier import card_identity
+    (:func:`kit.guard.verifiers.card.card_identity`)."""
+    from kit.guard.verifiers.card import card_identity
 
     field, sha = card_identity(card)
     return {
@@ -78,7 +78,7 @@ def gold_block(path: Path, n_rows: int, n_items: int, unit: str, **extra: Any) -
 def _fresh(folder: Path, variant: str, device: str, batch_size: int) -> Any:
     """A new verifier object for ``folder`` whose scores bypass the score store (an LLM
     verifier's (claim, window) answers kept in memory only; an ONNX verifier keeps none)."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     v = load_verifier(folder, variant, device, batch_size, progress=False)
     bind = getattr(v, "bind_store", None)
@@ -91,7 +91,7 @@ def one_pass(
     folder: Path, claims: list[str], passages: list[str], variant: str, device: str, batch: int
 ) -> Pass:
     """Score every pair once with a fresh, store-less verifier; time the scoring only."""
-    from kit.guard.verifier import flatten_windows
+    from kit.guard.verifiers.session import flatten_windows
 
     v = _fresh(folder, variant, device, batch)
     t0 = time.perf_counter()
@@ -137,7 +137,7 @@ def validate_verifier(
         with_validation,
     )
     from kit.guard.scoring.pairtable import normalise_labels, read_pair_table
-    from kit.guard.verifier import load_card
+    from kit.guard.verifiers.load import load_card
     from kit.stats.agreement import agreement_row
 
     frame = read_pair_table(gold)

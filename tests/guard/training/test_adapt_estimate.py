@@ -20,9 +20,9 @@ pytest.importorskip("torch")
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.training import train as tr
 from kit.guard.training.adapt import adapt_verifier
-from kit.guard.verifier import load_verifier
 from kit.guard.verifiers.cross_export import write_cross_encoder
 from kit.guard.verifiers.export import package_model_dir, tokenizer_json
+from kit.guard.verifiers.load import load_verifier
 from kit.stats.roc import auc_score
 from tests.guard.tiny_model import TINY_CONFIG, tiny_weights
 

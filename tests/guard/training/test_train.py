@@ -24,10 +24,11 @@ from kit.guard.training import train as tr
 from kit.guard.training.adapt import adapt_verifier
 from kit.guard.training.nli_verifier import train_verifier
 from kit.guard.training.train_data import Recipe
-from kit.guard.verifier import OnnxCrossEncoder, load_verifier
 from kit.guard.verifiers.build_record import read_build_record
 from kit.guard.verifiers.export import package_model_dir, tokenizer_json
 from kit.guard.verifiers.import_card import import_verifier
+from kit.guard.verifiers.load import load_verifier
+from kit.guard.verifiers.session import OnnxCrossEncoder
 from kit.stats.crossval_auc import verdict_of
 from tests.guard.tiny_model import TINY_CONFIG, build_tiny_base, tiny_weights
 from tests.release.sealing import check_sealed_folder

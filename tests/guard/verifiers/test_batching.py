@@ -13,7 +13,6 @@ import pytest
 from tokenizers import Tokenizer
 
 from kit.guard.scoring.windows import WindowSpec
-from kit.guard.verifier import flatten_windows, load_verifier, pair_feed
 from kit.guard.verifiers.batching import (
     Tokens,
     batch_order,
@@ -25,6 +24,8 @@ from kit.guard.verifiers.batching import (
 )
 from kit.guard.verifiers.cross_export import write_cross_encoder
 from kit.guard.verifiers.export import package_model_dir, tokenizer_json
+from kit.guard.verifiers.load import load_verifier
+from kit.guard.verifiers.session import flatten_windows, pair_feed
 from tests.guard.old_batching import old_embed, old_pair_feeds, old_pair_probs, old_scores
 from tests.guard.tiny_model import CLAIM, PASSAGE, TINY_CONFIG, tiny_weights
 

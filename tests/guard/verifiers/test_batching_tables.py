@@ -54,7 +54,7 @@ class Recorder:
 
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
-    import kit.guard.verifier as kv
+    import kit.guard.verifiers.load as kv
 
     rec = Recorder()
     monkeypatch.setattr(kv, "load_verifier", rec.wrap(kv.load_verifier))
@@ -63,7 +63,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
 
 def _against_old(rec: Recorder) -> dict[str, float]:
     """Max |new - old| per (verifier, variant) on every pair the reproduction scored."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     out = {}
     for (spec, variant), pairs in rec.scored.items():
@@ -97,7 +97,7 @@ def test_bi_encoder_tables_within_tolerance(
 def test_cross_encoder_table_inputs(
     recorder: Recorder, registry_raw: Path, verifier_dir: Path, tmp_path: Path
 ) -> None:
-    from kit.guard.verifier import BUILTIN_VERIFIERS
+    from kit.guard.verifiers.load import BUILTIN_VERIFIERS
 
     decl = rp.select(rp.load_declarations(), ("guard_shift_example",))[0]
     card = BUILTIN_VERIFIERS["minilm-nli"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
-from kit.guard.verifier import load_verifier
+from kit.guard.verifiers.load import load_verifier
 from tests.guard.tiny_model import CLAIM, PASSAGE
 
 BENCH = Path(__file__).resolve().parents[3] / "bench"
@@ -38,12 +38,12 @@ def test_ratio_lines() -> None:
         "(100.0): the relatedness bi-encoder takes 40% of the time",
         "fp32: the card's rule (two_signal) 40.0 short pairs/s = 0.50x the cross-encoder alone "
         "(80.0): the relatedness bi-encoder takes 50% of the time",
-        "torch fp32 forward (kit.guard.training.torch_bert) 20.0 short pairs/s = 0.25x onnx fp32 "
+        "torch fp32 forward (kit.guard.torch_bert) 20.0 short pairs/s = 0.25x onnx fp32 "
         "cross-encoder alone (80.0); full passages 0.50x",
     ]
     # a card whose rule is P(entailment) has no "alone" rows: torch is set against its fp32 row
     assert bc.ratio_lines([rows[0], rows[4]], "entailment") == [
-        "torch fp32 forward (kit.guard.training.torch_bert) 20.0 short pairs/s = 0.50x onnx fp32 (40.0); "
+        "torch fp32 forward (kit.guard.torch_bert) 20.0 short pairs/s = 0.50x onnx fp32 (40.0); "
         "full passages 1.00x"
     ]
 

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from kit.errors import ConfigError, InputError, IntegrityError
-from kit.guard.verifier import OnnxCrossEncoder, class_score, load_verifier, resolve_verifier
+from kit.guard.verifiers.load import load_verifier, resolve_verifier
+from kit.guard.verifiers.rules import class_score
+from kit.guard.verifiers.session import OnnxCrossEncoder
 
 
 def test_tiny_card_loads_as_cross_encoder(tiny_cross_dir: Path) -> None:

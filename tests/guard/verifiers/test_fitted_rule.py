@@ -18,7 +18,6 @@ from scipy.optimize import minimize
 from kit.errors import InputError
 from kit.guard.scoring import score_store as ss
 from kit.guard.scoring.windows import WindowSpec
-from kit.guard.verifier import load_verifier
 from kit.guard.verifiers.cross_export import write_cross_encoder
 from kit.guard.verifiers.export import package_model_dir, tokenizer_json
 from kit.guard.verifiers.fitted_rule import (
@@ -30,6 +29,7 @@ from kit.guard.verifiers.fitted_rule import (
     pair_scores,
     rule_from_dict,
 )
+from kit.guard.verifiers.load import load_verifier
 from tests.guard.tiny_model import CLAIM, PASSAGE, TINY_CONFIG, tiny_weights
 
 FEATS = ("entailment", "contradiction", "relatedness")

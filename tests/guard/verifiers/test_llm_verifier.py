@@ -22,7 +22,6 @@ from llm_server import MODEL, p_yes, serve
 from kit.cli import cli
 from kit.errors import ConfigError
 from kit.guard.scoring.windows import passage_windows
-from kit.guard.verifier import load_verifier
 from kit.guard.verifiers.llm_card import LLM_WINDOW, LlmVerifier, instrument_sha256
 from kit.guard.verifiers.llm_client import backoff_schedule
 from kit.guard.verifiers.llm_prompt import (
@@ -32,6 +31,7 @@ from kit.guard.verifiers.llm_prompt import (
     yes_probability,
     yes_share,
 )
+from kit.guard.verifiers.load import load_verifier
 from kit.schema import validate_json
 
 TOPICS = [

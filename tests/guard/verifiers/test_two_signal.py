@@ -16,7 +16,9 @@ import pytest
 
 from kit.errors import InputError, IntegrityError
 from kit.guard.scoring import score_store as ss
-from kit.guard.verifier import OnnxCrossEncoder, load_verifier, two_signal_score
+from kit.guard.verifiers.load import load_verifier
+from kit.guard.verifiers.rules import two_signal_score
+from kit.guard.verifiers.session import OnnxCrossEncoder
 from kit.guard.verifiers.two_stage import TwoStageVerifier
 from tests.guard.tiny_model import CLAIM, PASSAGE, build_tiny_cross_encoder
 

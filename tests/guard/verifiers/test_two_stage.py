@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from kit.errors import ConfigError
-from kit.guard.verifier import ModelCard, load_verifier
+from kit.guard.verifiers.card import ModelCard
+from kit.guard.verifiers.load import load_verifier
 from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost
 
 SENTS = [

