@@ -110,8 +110,8 @@ def calibrate_cmd(
       kit guard calibrate labelled.csv --verifier data/verifier-nli --alpha 0.1 --out cal.json
       kit guard run answers.jsonl --calibration cal.json --verifier data/verifier-nli --out g/
     """
-    from kit.guard.conformal.calibration import build_artifact
-    from kit.guard.conformal.rule import min_calibration_size
+    from kit.guard.conformal.calibration import build_artifact, catch_statement
+    from kit.guard.conformal.rule import min_calibration_size, rank_of
     from kit.guard.scoring.pairtable import parse_label_map
     from kit.guard.training.adapt import check_disjoint
     from kit.guard.verifiers.card import card_identity
@@ -124,7 +124,7 @@ def calibrate_cmd(
     n_unsup = int((frame["label"] != "entailment").sum())
     need = min_calibration_size(alpha)
     if n_unsup < need:  # refuse before loading the verifier
-        k = int(np.ceil((n_unsup + 1) * (1 - alpha) - 1e-9))
+        k = rank_of(n_unsup, alpha)
         raise ConfigError(
             "too_little_calibration",
             f"{labelled} has {n_unsup} labelled unsupported citation(s) of {len(frame)}; alpha="
@@ -174,15 +174,14 @@ def calibrate_cmd(
         f"{', '.join(s['negative_types'])}) with {card['name']} ({id_field.replace('_', ' ')} "
         f"{id_sha[:12]})"
     )
-    target = f"{100 * (1 - alpha):.4g}%"
     click.echo(
-        f"  {art['rule']}: tau = {art['tau']:.4g} at alpha = {alpha:g} -> catch >= {target} of "
-        f"unsupported citations exchangeable with {art['name']}"
+        f"  {art['rule']}: tau = {art['tau']:.4g} at alpha = {alpha:g} -> "
+        + catch_statement(1 - alpha, "unsupported", art["name"])
     )
     for t_name, row in sorted(art["per_type"].items()):
         click.echo(
             f"  type {t_name}: n = {row['n']}, k = {row['k']}, tau_{t_name} = {row['tau']:.4g} "
-            f"-> catch >= {target} of {t_name} citations exchangeable with this sample's"
+            "-> " + catch_statement(1 - alpha, t_name, "this sample's")
         )
     ff = art["false_flag"]
     if ff:

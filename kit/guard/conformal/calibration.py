@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ import numpy as np
 
 from kit import boundary
 from kit.errors import ConfigError, InputError, Location, check_param
-from kit.guard.conformal.rule import Threshold
+from kit.guard.conformal.rule import Threshold, rank_of
 from kit.guard.verifiers.card import card_identity, identity_entry
 from kit.registry.fetch import DEFAULT_DEST, raw_path
 from kit.schema import read_table
@@ -229,7 +228,7 @@ def build_artifact(
         typ = lab[unsup]
     need = min_calibration_size(alpha)
     if u.size < need:
-        k = math.ceil((u.size + 1) * (1.0 - alpha) - 1e-9)
+        k = rank_of(u.size, alpha)
         raise ConfigError(
             "too_little_calibration",
             f"the labelled sample {name!r} has {u.size} unsupported citation(s) "
@@ -405,6 +404,12 @@ def _pct(x: float) -> str:
     return f"{100.0 * x:.4g}%"
 
 
+def catch_statement(target: float, who: str, condition: str) -> str:
+    """The catch guarantee WITH its condition, the sentence's one home: "catch >= 90% of
+    unsupported citations exchangeable with CAL" (``who``: unsupported, or a negative type)."""
+    return f"catch >= {_pct(target)} of {who} citations exchangeable with {condition}"
+
+
 def calibration_source(cal: CalibrationSet, same_verifier: bool | None) -> dict[str, Any]:
     """Where the calibration came from (name, sha256, n, negative types), JSON-ready."""
     return {
@@ -454,9 +459,7 @@ def guarantee_columns(cal: CalibrationSet, alphas: np.ndarray) -> dict[str, list
         "false_flag_hi": [],
     }
     for a in np.asarray(alphas, dtype=float):
-        cols["guarantee"].append(
-            f"catch >= {100 * (1.0 - a):.4g}% of unsupported citations exchangeable with {text}"
-        )
+        cols["guarantee"].append(catch_statement(1.0 - a, "unsupported", text))
         if sup is None or sup.size == 0 or a * (n_u + 1) < 1:
             vals = [np.nan, np.nan, np.nan]
         else:
@@ -496,7 +499,7 @@ def guarantee(
         src["name"], src["sha256"], src["n_unsupported"], src["n_supported"], src["negative_types"]
     )
     target = 1.0 - rule.alpha
-    statement = f"catch >= {_pct(target)} of unsupported citations exchangeable with {cal_text}"
+    statement = catch_statement(target, "unsupported", cal_text)
     condition = (
         "holds for unsupported citations exchangeable with the calibration sample's unsupported "
         "citations (same population of claims and passages, same verifier and scoring rule); "
@@ -516,9 +519,12 @@ def guarantee(
                 "cal_catch_at_tau": float(np.mean(cal.unsupported[mask] <= rule.tau))
                 if mask is not None
                 else None,
-                "statement": f"catch >= {_pct(target)} of {name} citations exchangeable with the "
-                f"{n_t} {name} citations of {src['name']} (tau_{name} = {th.tau:.4g}; flag "
-                f"threshold = max over types = {rule.tau:.4g})",
+                "statement": catch_statement(
+                    target,
+                    name,
+                    f"the {n_t} {name} citations of {src['name']} (tau_{name} = {th.tau:.4g}; "
+                    f"flag threshold = max over types = {rule.tau:.4g})",
+                ),
             }
         )
     false_flag: dict[str, Any] | None = None

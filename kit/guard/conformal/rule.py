@@ -44,6 +44,12 @@ def conformal_rank(n: int, alpha: float) -> int:
         "n", n, isinstance(n, int | np.integer) and n >= 1, "an integer >= 1", "conformal_rank"
     )
     check_param("alpha", alpha, 0.0 < alpha < 1.0, "in (0, 1)", "conformal_rank")
+    return rank_of(n, alpha)
+
+
+def rank_of(n: int, alpha: float) -> int:
+    """k = ceil((n + 1)(1 - alpha)) for any n >= 0, unchecked: the rank rule's one home (a
+    refusal message names the k an n too small would need)."""
     return math.ceil((n + 1) * (1.0 - alpha) - _EPS)
 
 
