@@ -5,15 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
-import pandas as pd
 
 from kit.commands.options import (
     EVAL_FORMATS,
     labelled_scores_options,
     table_stem,
 )
-from kit.errors import ConfigError, InputError, Location
 from kit.schema import validate_frame
 
 
@@ -55,64 +52,22 @@ def evaluate_cmd(
       kit guard evaluate scores.csv --tau 0.5 --out reports/evaluation
       kit guard evaluate scifact.parquet --label-map "SUPPORT=entailment,NOINFO=neutral" --out reports/
     """
-    from kit.guard.evaluation.evaluate import evaluate_scores
-    from kit.guard.scoring.pairtable import (
-        group_values,
-        normalise_labels,
-        parse_label_map,
-        read_scores_table,
-    )
+    from kit.guard.evaluation.table import evaluate_table
     from kit.report.tables import render, write_table
 
-    extra = parse_label_map(label_map)
-    frame = read_scores_table(scores)
-    if frame.attrs["n_missing"]:
-        click.echo(
-            f"left out {frame.attrs['n_missing']} pair(s) without a score (score_status "
-            "refused: the instrument gave none)"
-        )
-    if frame.empty:
-        raise InputError(
-            "no_scores", "every pair lacks a score (refused)", where=Location(str(scores))
-        )
-    if "label" not in frame.columns:
-        raise InputError(
-            "missing_column",
-            "no 'label' column: evaluation needs gold labels",
-            where=Location(str(scores), column="label"),
-        )
-    classes = normalise_labels(frame["label"], extra).to_numpy(dtype=object)
-    groups, gcol = group_values(frame, group_column)
-    tcol = type_column or ("pair_type" if "pair_type" in frame.columns else None)
-    if tcol is not None and tcol not in frame.columns:
-        raise ConfigError("bad_parameter", f"--type-column {tcol!r} is not a column")
-    types = frame[tcol].astype(str).to_numpy() if tcol else None
-    rows = evaluate_scores(
-        frame["score"].to_numpy(dtype=float),
-        classes,
+    ev = evaluate_table(
+        scores,
         tau,
-        np.random.default_rng(seed),
-        groups=groups,
-        negative_types=types,
+        label_map=label_map,
+        group_column=group_column,
+        type_column=type_column,
         n_boot=n_boot,
+        seed=seed,
+        say=click.echo,
     )
-    table = validate_frame(
-        pd.DataFrame([r.to_dict() for r in rows]), "guard_pair_evaluation", str(out or scores)
-    )
-    counts = ", ".join(
-        f"{(classes == k).sum()} {k}" for k in ("entailment", "neutral", "contradiction")
-    )
-    ci = (
-        f"cluster bootstrap over {len(set(groups))} {gcol} values"
-        if groups is not None
-        else "pairs independent"
-    )
-    click.echo(f"evaluated {len(frame)} pairs ({counts}) at tau={tau:g}; CIs: {ci}")
-    for r in rows:
-        if r.metric in {"auc", "recall", "specificity", "kappa"} and np.isfinite(r.estimate):
-            click.echo(f"  {r.metric} {r.subset}: {r.estimate:.3f} [{r.lo:.3f}, {r.hi:.3f}]")
-        elif r.metric != "flag_rate":
-            click.echo(f"  {r.metric} {r.subset}: {r.note}")
+    table = validate_frame(ev.table, "guard_pair_evaluation", str(out or scores))
+    for line in ev.lines:
+        click.echo(line)
     if out is None:
         click.echo(render(table, "table"), nl=False)
         return
