@@ -19,7 +19,7 @@ when data/verifier is missing), ``cross`` (minilm-nli, the default verifier; unt
 reproduce` trained it, a STAND-IN of the same size, graph, tokenizer and rule with an untrained
 head, bench/standin.py, named as such on every line -- its times hold, its flags do not;
 ``--no-standin``: a SKIP line instead) and ``two-stage`` (the bi-encoder keeps ``--top-k``
-windows per passage, the cross-encoder judges them: kit.guard.two_stage; `kit audit` has no
+windows per passage, the cross-encoder judges them: kit.guard.verifiers.two_stage; `kit audit` has no
 option for it, so the bench loads it in place of the audit's verifier). For each mode and size
 (``--citations``; ``--full`` adds 100,000; runs = size / ``--cites``), in a fresh child
 process: the whole `kit audit` (validation, L1, L2, conformal flags, BM25 re-attribution,
@@ -84,7 +84,7 @@ def _vary(sentence: str, rng: np.random.Generator) -> str:
 def _draw(raw: Path, n_runs: int, n_cites: int, seed: int) -> tuple[Any, list[tuple]]:
     """The corpus and, per run, (task item, [(claim, cited PMID), ...]) (see module doc)."""
     from kit.grade.pubmedqa_corpus import build_corpus
-    from kit.guard.windows import split_sentences
+    from kit.guard.scoring.windows import split_sentences
     from kit.registry.loaders import pubmedqa_tables
 
     t = pubmedqa_tables(raw)
@@ -154,8 +154,8 @@ def _two_stage(
     load: Any, bi: str, cross: str, top_k: int, variant: str, device: str, batch_size: int = 32
 ) -> Any:
     """The two-stage verifier (``bi`` keeps the top-k windows, ``cross`` judges them), both
-    parts loaded by ``load`` (``kit.guard.verifier.load_verifier``'s signature)."""
-    from kit.guard.two_stage import TwoStageVerifier
+    parts loaded by ``load`` (``kit.guard.verifiers.load.load_verifier``'s signature)."""
+    from kit.guard.verifiers.two_stage import TwoStageVerifier
 
     parts = [load(x, variant, device, batch_size) for x in (bi, cross)]
     return TwoStageVerifier(parts[0], parts[1], top_k=top_k)
@@ -167,7 +167,7 @@ def _use_two_stage(bi: str, cross: str, top_k: int) -> None:
     would cost); every other spec (the card's own relatedness folder among them) loads as
     before. The audit imports ``load_verifier`` from its module at call time, so patching the
     module attribute reaches it (tests/audit/test_audit_pipeline.py pins that)."""
-    import kit.guard.verifier as kv
+    import kit.guard.verifiers.load as kv
 
     original = kv.load_verifier
 
@@ -245,7 +245,7 @@ def _verifier(spec: str, tmp: Path, no_standin: bool = False) -> str | None:
     built (unless ``no_standin``), or None (a SKIP line printed) when a missing verifier cannot
     be built here."""
     from kit.errors import ConfigError
-    from kit.guard.verifier import resolve_verifier
+    from kit.guard.verifiers.load import resolve_verifier
 
     try:
         resolve_verifier(spec)
@@ -266,7 +266,7 @@ def _verifier(spec: str, tmp: Path, no_standin: bool = False) -> str | None:
             return None
     out = tmp / "verifier"
     if not (out / "card.json").is_file():
-        from kit.guard.export import build_verifier
+        from kit.guard.verifiers.export import build_verifier
 
         print("bench_audit: minilm-bi is not built (data/verifier); building it into a temp folder")
         build_verifier(out)
@@ -315,7 +315,7 @@ def _ray_child(args: argparse.Namespace, mode: str, verifier: str, workers: int)
     import resource
     import threading
 
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     claims, passages = build_pairs(args.raw, args.ray_pairs)
 
@@ -355,7 +355,7 @@ def _ray_child(args: argparse.Namespace, mode: str, verifier: str, workers: int)
     else:
         import ray
 
-        from kit.guard.ray_engine import ray_engine
+        from kit.guard.scoring.ray_engine import ray_engine
 
         watcher = threading.Thread(target=sample, daemon=True)
         watcher.start()

@@ -10,7 +10,7 @@ sentence of the conclusion, the abstract's first 3-sentence window), one forward
 rule (s = max over windows). Every measurement starts from a fresh verifier (empty caches) after
 a warm-up on a throwaway instance. Rows:
 
-* ``onnx fp32`` / ``onnx int8`` -- :func:`kit.guard.verifier.load_verifier` on the card, under
+* ``onnx fp32`` / ``onnx int8`` -- :func:`kit.guard.verifiers.load.load_verifier` on the card, under
   the card's own scoring rule (the default card's ``two_signal`` also runs its relatedness
   bi-encoder).
 * ``... cross-encoder alone`` -- the same verifier under the class rule P(entailment): the
@@ -19,12 +19,12 @@ a warm-up on a throwaway instance. Rows:
   assumed.
 * ``torch fp32`` -- the same weights (the fp32 ONNX initializers, or ``weights.safetensors`` in
   the folder when present) in a torch forward written here to mirror
-  :func:`kit.guard.export.build_minilm_graph` (BERT encoder, additive -1e4 mask, exact GELU,
+  :func:`kit.guard.verifiers.export.build_minilm_graph` (BERT encoder, additive -1e4 mask, exact GELU,
   mean pooling over real tokens, ``classifier`` head, token_type_ids), same tokenizer, the
   batches the fp32 ONNX graph gets (distinct pairs by token length,
-  :mod:`kit.guard.batching`); parity = max |logit difference| against the fp32 ONNX graph. Optional:
+  :mod:`kit.guard.verifiers.batching`); parity = max |logit difference| against the fp32 ONNX graph. Optional:
   skipped with a note when ``import torch`` fails.
-* ``two-stage top-k`` -- :class:`kit.guard.two_stage.TwoStageVerifier`: the bi-encoder
+* ``two-stage top-k`` -- :class:`kit.guard.verifiers.two_stage.TwoStageVerifier`: the bi-encoder
   (``--bi``; built into a temporary folder when absent) keeps the top-k windows of each passage,
   the cross-encoder judges those (full pairs only; the bi-encoder's time is included).
 
@@ -37,7 +37,7 @@ OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE are set, the script re-executes itself wit
 
 With ``--auc-pairs`` it also computes, on a labelled pair table (csv / parquet / jsonl with
 ``claim``, ``passage``, ``label``), the AUC of the full cross-encoder and of the two-stage mode
-(:func:`kit.guard.two_stage.auc_cost`) -- run it on held-out data only. No card at
+(:func:`kit.guard.verifiers.two_stage.auc_cost`) -- run it on held-out data only. No card at
 ``--verifier`` (minilm-nli is trained by `make reproduce`): the rows time a STAND-IN of the same
 size, graph, tokenizer and rule with an untrained head (bench/standin.py, built in seconds;
 every line says so; ``--no-standin``: a SKIP line and exit 0 instead). Out of pytest on purpose:
@@ -73,8 +73,8 @@ def _reexec_without_openblas_overrides() -> None:
 
 
 def load_workloads(raw: Path, n_short: int, n_full: int) -> dict[str, tuple[list[str], list[str]]]:
-    from kit.guard.pairs import items_from_pqal
-    from kit.guard.windows import passage_windows, split_sentences
+    from kit.guard.scoring.windows import passage_windows, split_sentences
+    from kit.guard.training.pairs import items_from_pqal
     from kit.registry.fetch import raw_path
 
     items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
@@ -137,12 +137,12 @@ def read_weights(vdir: Path, onnx_path: Path) -> tuple[dict[str, np.ndarray], in
 
 
 class TorchCross:
-    """The kit's own torch cross-encoder (kit.guard.torch_bert) holding the card's weights."""
+    """The kit's own torch cross-encoder (kit.guard.training.torch_bert) holding the card's weights."""
 
     def __init__(self, weights: dict[str, np.ndarray], heads: int, eps: float) -> None:
         import torch
 
-        from kit.guard.torch_bert import from_weights
+        from kit.guard.training.torch_bert import from_weights
 
         emb = weights["embeddings.word_embeddings.weight"]
         config = {
@@ -175,10 +175,10 @@ class TorchCross:
 
 def _batches(tok: Any, claims: list[str], windows: list[str], batch_size: int) -> list[dict]:
     """The distinct pairs in the batches an fp32 OnnxCrossEncoder feeds its graph (by token
-    length, padded as the tokenizer pads: kit.guard.batching)."""
+    length, padded as the tokenizer pads: kit.guard.verifiers.batching)."""
     import hashlib
 
-    from kit.guard.batching import Tokens, batch_order, chunked, pad_feed
+    from kit.guard.verifiers.batching import Tokens, batch_order, chunked, pad_feed
 
     pairs = sorted(set(zip(claims, windows, strict=True)))
     tokens = Tokens(tok)
@@ -204,8 +204,8 @@ def torch_rows(
         return {}, "torch not installed: no torch row (pip install -e '.[bench]')"
     from tokenizers import Tokenizer
 
-    from kit.guard.verifier import make_session
-    from kit.guard.windows import passage_windows
+    from kit.guard.scoring.windows import passage_windows
+    from kit.guard.verifiers.session import make_session
 
     if threads:
         torch.set_num_threads(threads)
@@ -260,7 +260,7 @@ def _timed_score(v: Any, claims: list[str], texts: list[str]) -> float:
 def _bi_dir(arg: Path | None, tmp: Path) -> Path:
     if arg is not None and (arg / "card.json").is_file():
         return arg
-    from kit.guard.export import build_verifier
+    from kit.guard.verifiers.export import build_verifier
 
     out = tmp / "bi"
     build_verifier(out)
@@ -374,8 +374,8 @@ def main() -> int:
             file=sys.stderr,
         )
 
-    from kit.guard.two_stage import TwoStageVerifier, auc_cost
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
+    from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost
 
     bi_dir = _bi_dir(args.bi, Path(tmp.name))
     work = load_workloads(args.raw, args.pairs, args.passages)
@@ -437,7 +437,7 @@ def main() -> int:
                 }
             )
     base = rows[0]
-    from kit.guard.windows import passage_windows
+    from kit.guard.scoring.windows import passage_windows
 
     n_windows = sum(len(passage_windows(p, window)) for p in work["full"][1])
     print(f"# bench_cross: {card.get('name', args.verifier)} ({args.verifier})")

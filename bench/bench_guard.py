@@ -53,8 +53,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def load_pairs(n: int, raw: Path) -> tuple[list[str], list[str]]:
-    from kit.guard.pairs import items_from_pqal
-    from kit.guard.windows import passage_windows, split_sentences
+    from kit.guard.scoring.windows import passage_windows, split_sentences
+    from kit.guard.training.pairs import items_from_pqal
     from kit.registry.fetch import raw_path
 
     items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
@@ -131,7 +131,7 @@ def onnx_row(
     vdir: Path, variant: str, claims: list[str], texts: list[str], args: argparse.Namespace
 ) -> tuple[dict[str, Any], np.ndarray]:
     """One ONNX variant's row (a fresh verifier after a warm-up one) and its scores."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     opts = {"batch_size": args.batch_size, "threads": args.threads}
     load_verifier(vdir, variant, **opts).score(claims[:8], texts[:8])  # warm-up
@@ -174,7 +174,7 @@ def sentence_transformers_row(
         from sentence_transformers import SentenceTransformer
     except ImportError:
         return None, "sentence-transformers not installed: no row (pip install -e '.[bench]')"
-    from kit.guard.export import package_model_dir
+    from kit.guard.verifiers.export import package_model_dir
 
     note = _torch_threads(args.threads)
     _quiet_hf()
@@ -231,7 +231,8 @@ def transformers_row(
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_cross import read_weights
 
-    from kit.guard.verifier import class_score, pair_feed, softmax
+    from kit.guard.verifiers.rules import class_score, softmax
+    from kit.guard.verifiers.session import pair_feed
 
     note = _torch_threads(args.threads)
     _quiet_hf()
@@ -329,7 +330,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from kit.errors import KitError
-    from kit.guard.export import build_verifier
+    from kit.guard.verifiers.export import build_verifier
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from blas_baseline import matmul_baseline

@@ -59,8 +59,8 @@ def main() -> int:
         print("SKIP bench_ray: ray is not installed (pip install -e '.[ray]')")
         return 0
     from kit.errors import KitError
-    from kit.guard.ray_engine import ray_engine
-    from kit.guard.verifier import load_verifier
+    from kit.guard.scoring.ray_engine import ray_engine
+    from kit.guard.verifiers.load import load_verifier
 
     def fresh() -> object:
         return load_verifier(args.verifier, batch_size=args.batch_size, threads=1)

@@ -165,7 +165,7 @@ def main() -> int:
         card = json.loads((folder / "card.json").read_text())
         config_path = folder / "config.json"
         if standin:  # the stand-in keeps no config.json: it is the package's base model
-            from kit.guard.export import package_model_dir
+            from kit.guard.verifiers.export import package_model_dir
 
             config_path = package_model_dir() / "config.json"
         config = json.loads(config_path.read_text())

@@ -8,7 +8,7 @@ Run: .venv/bin/python bench/device_check.py [--parts training,scoring] [--device
 Two parts, each run when this machine can (``--parts``; default both on cuda):
 
 * **training** (needs torch that sees a CUDA device: a CUDA build of torch and an NVIDIA GPU):
-  ``kit guard train``'s pipeline (:func:`kit.guard.nli_verifier.train_verifier`) on ``--device``
+  ``kit guard train``'s pipeline (:func:`kit.guard.training.nli_verifier.train_verifier`) on ``--device``
   with the recipe (``--train-batch-size`` default the recipe's 16, ``--train-epochs``,
   ``--train-cap`` per source, ``--train-val`` held-out pairs per source), into a temporary card
   folder. Printed: training seconds and pairs/s (pairs seen / training seconds), and the held-out
@@ -137,7 +137,7 @@ def check_verifier(
     spec: str, claims: list[str], windows: list[str], args: argparse.Namespace
 ) -> dict[str, Any]:
     """Parity (max |s_device - s_cpu|) and pairs/s of one verifier (fp32)."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     sizes = [int(x) for x in args.batch_sizes.split(",")]
 
@@ -174,8 +174,8 @@ def check_scoring(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_guard import load_pairs
 
-    from kit.guard.export import build_verifier
-    from kit.guard.verifier import BUILTIN_VERIFIERS
+    from kit.guard.verifiers.export import build_verifier
+    from kit.guard.verifiers.load import BUILTIN_VERIFIERS
 
     claims, windows = load_pairs(args.pairs, args.raw)
     bi = "minilm-bi"
@@ -221,10 +221,10 @@ def card_summary(card: dict[str, Any], build: dict[str, Any] | None) -> dict[str
 def check_training(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     """Train a card on ``args.device`` (the recipe, less what the options change) and set it
     beside the CPU card (data/verifier-nli) when that is built."""
-    from kit.guard.build_record import read_build_record
-    from kit.guard.nli_verifier import VAL_PER_SOURCE, train_verifier
-    from kit.guard.train_data import Recipe
-    from kit.guard.verifier import BUILTIN_VERIFIERS, load_card
+    from kit.guard.training.nli_verifier import VAL_PER_SOURCE, train_verifier
+    from kit.guard.training.train_data import Recipe
+    from kit.guard.verifiers.build_record import read_build_record
+    from kit.guard.verifiers.load import BUILTIN_VERIFIERS, load_card
 
     recipe = Recipe()
     changes = {

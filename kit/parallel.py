@@ -3,7 +3,7 @@
 An :class:`Engine` names the choice a command's ``--engine local|ray [--ray-address ADDR]
 [--ray-workers N]`` made (kit/commands/options.py ``engine_options``). Two users:
 
-* verifier scoring (:mod:`kit.guard.ray_engine`): the model's forward passes on Ray actors;
+* verifier scoring (:mod:`kit.guard.scoring.ray_engine`): the model's forward passes on Ray actors;
 * seeded simulations (``kit certify --validate / --null-draws``): a pure function mapped over
   groups of draws. The functional core takes a *mapper* (:class:`SerialMap` by default, as it
   takes an ``rng``); :func:`mapper` gives the Ray one. Every draw is seeded by its own index,

@@ -1,4 +1,5 @@
-"""A progress display on stderr shared by long commands (audit runs, corpus ingestion)."""
+"""A progress display on stderr shared by long commands (audit runs, corpus ingestion, the
+verifiers' batches)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class Progress:
     _bar: Any = None
     _task: Any = None
     _last: int = -1
+    lines: bool = True  # off a terminal: a line every ~10% (False: nothing, as the verifiers)
 
     def __enter__(self) -> Progress:
         if self.enabled and sys.stderr.isatty():
@@ -26,7 +28,8 @@ class Progress:
             from rich.progress import Progress as RichProgress
 
             self._bar = RichProgress(console=Console(stderr=True), transient=True)
-            self._task = self._bar.add_task(f"{self.label}: {self.unit}", total=self.total)
+            desc = f"{self.label}: {self.unit}" if self.unit else self.label
+            self._task = self._bar.add_task(desc, total=self.total)
             self._bar.start()
         return self
 
@@ -34,7 +37,7 @@ class Progress:
         self.done += n
         if self._bar is not None:
             self._bar.advance(self._task, n)
-        elif self.enabled and self.total:
+        elif self.enabled and self.lines and self.total:
             decile = int(10 * self.done / self.total)
             if decile != self._last:
                 self._last = decile

@@ -35,7 +35,7 @@ def registry_raw(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path
 def session_score_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The score store of CLI runs in tests: a session temp folder, never the checkout's
     data/scores (KIT_CACHE_DIR; a test that needs its own store passes --cache-dir)."""
-    from kit.guard.score_store import ENV_VAR
+    from kit.guard.scoring.score_store import ENV_VAR
 
     store = tmp_path_factory.mktemp("scores")
     with pytest.MonkeyPatch.context() as mp:

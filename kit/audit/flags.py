@@ -1,7 +1,7 @@
 """Stage: conformal flags -- the calibration set, tau and its guarantee, and the flag rule (pure
 apart from the injected scorer).
 
-The split-conformal rule of :mod:`kit.guard.conformal`: a scored citation whose support score
+The split-conformal rule of :mod:`kit.guard.conformal.rule`: a scored citation whose support score
 is ``<= tau`` is flagged. tau comes from unsupported-class calibration scores of the *same*
 verifier; the kit's default calibration set is construction-labelled (an item's conclusion
 against the abstract of its on-topic MeSH neighbour -- :mod:`kit.grade.pubmedqa_corpus`),
@@ -91,7 +91,7 @@ def instrument_items(
 class Calibration:
     """The calibration set tau is read from, how it was made, and the instrument's error counts."""
 
-    cal_set: Any  # kit.guard.calibration.CalibrationSet
+    cal_set: Any  # kit.guard.conformal.calibration.CalibrationSet
     meta: dict[str, Any]
     same_verifier: bool
     instrument: InstrumentCounts | None
@@ -110,7 +110,7 @@ def calibrate(
     """Score ``n_cal`` held-out right / wrong pairs (the instrument) and, without a ``given``
     calibration set, make them the default construction-labelled calibration."""
     from kit.grade.pubmedqa_corpus import claim_text
-    from kit.guard.calibration import CalibrationSet, scores_sha256
+    from kit.guard.conformal.calibration import CalibrationSet, scores_sha256
 
     texts: Mapping[str, str] = corpus.abstract
     used = {r.task_id.removeprefix("pubmedqa-") for r in runs}
@@ -176,13 +176,13 @@ class Flags:
 
     frame: pd.DataFrame
     alpha: float
-    t: Any  # kit.guard.calibration guard_rule result
+    t: Any  # kit.guard.conformal.calibration guard_rule result
     promise: dict[str, Any]
 
 
 def conformal_flags(audited: pd.DataFrame, cal: Calibration, alpha: float, level: float) -> Flags:
     """tau at miss tolerance ``alpha`` from the calibration set; flag ``audited`` by it."""
-    from kit.guard.calibration import guarantee, guard_rule
+    from kit.guard.conformal.calibration import guarantee, guard_rule
 
     t = guard_rule(cal.cal_set, alpha)
     scores = audited["support_score"].to_numpy(dtype=float)

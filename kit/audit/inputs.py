@@ -17,8 +17,8 @@ from kit import boundary
 from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_checklists
-from kit.guard.score_store import DEFAULT_STORE
-from kit.guard.verifier import DEFAULT_VERIFIER
+from kit.guard.scoring.score_store import DEFAULT_STORE
+from kit.guard.verifiers.load import DEFAULT_VERIFIER
 from kit.hashing import file_sha256
 from kit.parallel import LOCAL, Engine
 
@@ -130,7 +130,7 @@ def read_inputs(opts: AuditOptions) -> Inputs:
     checklists, verdicts = _read_grading(opts, res, hashes)
     calibration = None
     if opts.calibration != DEFAULT_CALIBRATION:
-        from kit.guard.calibration import load_calibration
+        from kit.guard.conformal.calibration import load_calibration
 
         calibration = load_calibration(opts.calibration, opts.raw)
     board, design, agent = _read_board(opts, res, hashes)

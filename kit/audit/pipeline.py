@@ -51,7 +51,7 @@ class Context:
     chain: Any  # kit.corpus.store.CorpusChain
     resolvers: Mapping[str, Any]
     card: dict[str, Any]
-    scorer: Any  # kit.guard.score_store.StoredScorer
+    scorer: Any  # kit.guard.scoring.score_store.StoredScorer
     closed_world: bool
 
 
@@ -61,8 +61,8 @@ def open_context(opts: AuditOptions, inputs: Inputs) -> Context:
     from kit.corpus.catalog import open_chain, parse_names, pubmedqa_memory
     from kit.corpus.identifiers import SCHEMES
     from kit.grade.pubmedqa_corpus import build_corpus
-    from kit.guard.score_store import open_scorer
-    from kit.guard.verifier import load_verifier
+    from kit.guard.scoring.score_store import open_scorer
+    from kit.guard.verifiers.load import load_verifier
     from kit.registry.loaders import pubmedqa_tables
 
     verifier = load_verifier(
@@ -177,7 +177,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     from kit.audit import board as board_stage
     from kit.audit import grading as grading_stage
     from kit.audit import reattribution
-    from kit.guard.calibration import check_verifier
+    from kit.guard.conformal.calibration import check_verifier
 
     t0 = time.perf_counter()
     rule = SupportRule(opts.yes_at, opts.partial_at)

@@ -2,7 +2,7 @@
 
 Outputs are written into a staged folder and swapped into place (:func:`kit.atomic.staged_dir`),
 so a failed audit leaves the previous report (or none) untouched. Scores live outside the report,
-in the shared content-addressed store (:mod:`kit.guard.score_store`, ``--cache-dir``, default
+in the shared content-addressed store (:mod:`kit.guard.scoring.score_store`, ``--cache-dir``, default
 ``data/scores/``): a shard is appended after every chunk of runs, so an interrupted audit resumes
 from what it had scored, and a re-audit of the same runs into any folder scores nothing again.
 """
@@ -38,7 +38,7 @@ OUTPUT_FILES = ("report.html", "summary.json", "citations.csv", "runs.csv")
 
 def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
     """Validate and write every output into a staged folder, then swap it into ``opts.out``."""
-    from kit.guard.verifier import identity_entry
+    from kit.guard.verifiers.card import identity_entry
     from kit.release.receipts import seal, write_receipt
     from kit.report.audit_page import render_audit_page
     from kit.report.tables import to_csv

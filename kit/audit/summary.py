@@ -18,7 +18,7 @@ import pandas as pd
 
 from kit.audit.flags import InstrumentCounts
 from kit.grade.citation_audit import CITATION_ROW_COLUMNS, EVIDENCE, L2_SCORED
-from kit.guard.verifier import identity_entry
+from kit.guard.verifiers.card import identity_entry
 from kit.stats.wilson import wilson_ci
 
 CITATION_COLUMNS = [

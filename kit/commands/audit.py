@@ -106,7 +106,7 @@ def audit(runs: Path, **params: Any) -> None:
     """
     opts = audit_options(runs, **params)
     result = run_and_write(opts)
-    from kit.guard.calibration import guarantee_line
+    from kit.guard.conformal.calibration import guarantee_line
     from kit.report.audit_page import board_synthetic
     from kit.report.audit_text import audit_lines
 

@@ -239,7 +239,7 @@ batch_size_option = click.option(
 
 def score_store_options(f: Callable[..., None]) -> Callable[..., None]:
     """--cache-dir DIR (the shared score store; env KIT_CACHE_DIR) and --no-cache."""
-    from kit.guard.score_store import DEFAULT_STORE, ENV_VAR
+    from kit.guard.scoring.score_store import DEFAULT_STORE, ENV_VAR
 
     f = click.option(
         "--no-cache",
@@ -521,7 +521,7 @@ def citation_check_options(f: Callable[..., None]) -> Callable[..., None]:
     """The options of the citation stages (claims, L1, L2), shared by `kit audit` and its view
     `kit grade audit-citations`: one name and one default per concept."""
     from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
-    from kit.guard.verifier import DEFAULT_VERIFIER, VERIFIER_HELP
+    from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
     _dir = click.Path(file_okay=False, path_type=Path)
     opts = [
@@ -613,3 +613,32 @@ def audit_options(runs: Path, **check: Any) -> AuditOptions:
         progress=not quiet,
         **check,
     )
+
+
+#: the float format of the guard's CSV tables (`kit guard run / pairs / panel`)
+GUARD_FLOAT_FMT = "%.10g"
+
+
+def json_dump(obj: object) -> str:
+    """Indented, key-sorted JSON with a final newline (the guard's summary and meta files)."""
+    import json
+
+    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+
+def verifier_options(f: Callable[..., None]) -> Callable[..., None]:
+    """--verifier (a built-in name or a card folder), --variant, --device, --batch-size."""
+    from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
+
+    for opt in reversed(
+        [
+            click.option(
+                "--verifier", default=DEFAULT_VERIFIER, show_default=True, help=VERIFIER_HELP
+            ),
+            variant_option,
+            device_option,
+            batch_size_option,
+        ]
+    ):
+        f = opt(f)
+    return f

@@ -139,7 +139,7 @@ def run_cmd(
     resources: dict[str, Path] = {}
     for need, spec in (("verifier", verifier), ("verifier_nli", verifier_nli)):
         if any(need in d.needs for d in decls):
-            from kit.guard.verifier import resolve_verifier
+            from kit.guard.verifiers.load import resolve_verifier
 
             resources[need] = resolve_verifier(spec)
     if any("verifier_loso" in d.needs for d in decls):

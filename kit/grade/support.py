@@ -1,6 +1,6 @@
 """Support scorers for L2 and must_ground: anything with ``score(claims, passages) -> [0, 1]``.
 
-The interface is the citation guard's :class:`kit.guard.verifier.Verifier` protocol, so the
+The interface is the citation guard's :class:`kit.guard.verifiers.card.Verifier` protocol, so the
 guard's ONNX MiniLM verifier plugs in unchanged (``name`` is taken from its card). The built-in
 instrument is :class:`LexicalSupport`, a transparent IDF-weighted token-coverage score:
 

@@ -10,8 +10,8 @@ rates beside Cohen's kappa, Gwet's AC1 and the positive- / negative-specific agr
 bootstrap CIs (over answers for the criterion levels). Self-consistency: the share of the
 criterion verdicts (met / partial / not_met) that differ between the two passes. Cost: the first
 pass's seconds per verdict, requests, retries and tokens from the API's usage field. The pure
-statistics live in :mod:`kit.guard.validation`; the card folder is written by
-:func:`kit.guard.validate_card.write_validated_card`.
+statistics live in :mod:`kit.guard.evaluation.validation`; the card folder is written by
+:func:`kit.guard.verifiers.validate_card.write_validated_card`.
 
 GOLD is a verdict table (schemas/grade_verdicts.yaml) of one judge (the people), covering
 whole checklists of the (model, task) pairs it grades (a checklist score needs every criterion);
@@ -73,14 +73,14 @@ def validate_judge(
     from kit import __version__
     from kit.grade.judge_swap import judge_name, judge_swap
     from kit.grade.llm_judge import load_judge_card
-    from kit.guard.validate_card import gold_block, instrument_of
-    from kit.guard.validation import (
+    from kit.guard.evaluation.validation import (
         agreement_rows,
         cost_block,
         self_consistency,
         validation_entry,
         with_validation,
     )
+    from kit.guard.verifiers.validate_card import gold_block, instrument_of
     from kit.schema import read_table
 
     card = load_judge_card(folder)

@@ -9,13 +9,14 @@ each citation of each cited sentence:
    the top one; if it scores > tau the pointer moves (``moved``, ``moved_to``), else the
    citation stays and is marked ``[N UNVERIFIED]`` (``unverified``; never deleted).
 
-tau comes from :func:`kit.guard.conformal.conformal_tau` on unsupported-class calibration
+tau comes from :func:`kit.guard.conformal.rule.conformal_tau` on unsupported-class calibration
 scores *of the same verifier and scoring rule*; the guarantee (catch >= 1 - alpha) holds for
 unsupported citations exchangeable with the calibration ones.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from kit import boundary
 from kit.errors import InputError, Location
 from kit.guard.citations import Citation, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank
-from kit.guard.verifier import Verifier, identity_entry
+from kit.guard.verifiers.card import Verifier, identity_entry
 
 CITATION_COLUMNS = [
     "answer_id",
@@ -213,7 +214,7 @@ def summarise(
     """Summary JSON: the unsupported (flag) rate always with its verifier and operating point,
     Wilson CI (citations as independent) and per-answer cluster-bootstrap CI.
 
-    ``guarantee`` (:func:`kit.guard.calibration.guarantee`) is written beside tau: the catch
+    ``guarantee`` (:func:`kit.guard.conformal.calibration.guarantee`) is written beside tau: the catch
     guarantee with its condition, the calibration source, the false-flag rate on supported
     calibration citations, the review budget and the shift check (issue 13)."""
     from kit.stats.bootstrap import cluster_bootstrap_mean
@@ -258,3 +259,63 @@ def summarise(
             "bootstrap_seed": seed,
         }
     return out
+
+
+@dataclass(frozen=True)
+class GuardRun:
+    """What :func:`guard_run` produced: the three files' contents and what the command prints."""
+
+    guarded: list[dict[str, Any]]  # one record a line of guarded.jsonl
+    citations: pd.DataFrame  # citations.csv (validated: guard_citations)
+    summary: dict[str, Any]  # summary.json (validated: guard_summary)
+    guarantee: dict[str, Any]
+    n_answers: int
+    tau: float
+    n_cal: int
+
+
+def guard_run(
+    answers: Path,
+    calibration: str,
+    alpha: float,
+    load: Callable[[], Verifier],
+    *,
+    raw: Path,
+    reattribute: bool = True,
+    where: Path = Path("."),
+) -> GuardRun:
+    """``kit guard run`` as one verb: read the answers and the calibration set, load the
+    verifier (``load()``), verify, flag by tau, re-attribute, and measure the guarantee.
+
+    ``where`` names the output folder in validation errors (citations.csv, summary.json).
+    """
+    from kit.guard.conformal.calibration import (
+        check_verifier,
+        guarantee,
+        guard_rule,
+        load_calibration,
+    )
+    from kit.schema import validate_frame, validate_json
+
+    records = read_answers(answers)
+    cal = load_calibration(calibration, raw)
+    t = guard_rule(cal, alpha)
+    v = load()
+    card = v.card.to_dict()
+    same = check_verifier(cal, card)
+    guarded, frame = guard_answers(records, v, t.tau, reattribute=reattribute)
+    frame = validate_frame(frame, "guard_citations", str(where / "citations.csv"))
+    g = guarantee(cal, t, frame["score"].to_numpy(dtype=float), same)
+    summary = summarise(
+        frame,
+        len(records),
+        card,
+        alpha,
+        t.tau,
+        t.k,
+        t.n_cal,
+        {"source": cal.source, "sha256": cal.sha256},
+        guarantee=g,
+    )
+    validate_json(summary, "guard_summary", str(where / "summary.json"))
+    return GuardRun(guarded, frame, summary, g, len(records), t.tau, t.n_cal)

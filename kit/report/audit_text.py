@@ -277,7 +277,7 @@ def audit_lines(
     synthetic_board: bool = False,
 ) -> list[str]:
     """What `kit audit` prints: the verdict first, then the numbers, every value formatted
-    (no Python repr); ``guarantee_text`` is :func:`kit.guard.calibration.guarantee_line`."""
+    (no Python repr); ``guarantee_text`` is :func:`kit.guard.conformal.calibration.guarantee_line`."""
     c, conf = summary["counts"], summary["conformal"]
     flagged = ", ".join(f"{k} {v}" for k, v in c["flagged"].items())
     lines = [

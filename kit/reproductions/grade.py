@@ -24,7 +24,7 @@ import pandas as pd
 from kit.grade import planted as pl
 from kit.grade.citation_audit import SupportRule
 from kit.grade.support import LexicalSupport
-from kit.guard.score_store import scorer_name
+from kit.guard.scoring.score_store import scorer_name
 from kit.registry.loaders import openbiorq_board, published_constants, pubmedqa_tables
 from kit.schema import validate_frame
 from kit.stats.wilson import wilson_ci
@@ -500,10 +500,10 @@ def planted_audit_minilm(
     raw: Path, verifier_dir: Path, n_seeds: int = 20
 ) -> dict[str, pd.DataFrame]:
     """The planted audit with the citation guard's ONNX MiniLM bi-encoder as the L2 instrument
-    (kit.guard.verifier, thresholds kit.grade.planted.MINILM_RULE). Embeddings are cached per
+    (kit.guard.verifiers, thresholds kit.grade.planted.MINILM_RULE). Embeddings are cached per
     text, so seeds after the first cost little; the first embeds ~1,000 abstracts (minutes on
     2 CPU cores)."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     scorer = load_verifier(Path(verifier_dir))
     return _planted_tables(raw, n_seeds, scorer, pl.MINILM_RULE, "planted_minilm")

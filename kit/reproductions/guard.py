@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from kit import boundary
-from kit.guard import conformal
-from kit.guard.calibration import load_calibration
+from kit.guard.conformal import rule as conformal
+from kit.guard.conformal.calibration import load_calibration
 
 QASA = "citation-guard/qasa_calibration_scores.json"
 PUBLISHED_COVERAGE = {0.90: 0.90, 0.94: 0.94, 0.98: 0.98}  # published_constants.yaml
@@ -142,7 +142,7 @@ def qasa_small_n(raw: Path, splits: int = 1000, seed: int = 0) -> dict[str, pd.D
 
     B = 1000 splits, test n = 200, seed 0 as in the paper; n_cal = 500 leaves no test data
     from a 500-score pool, so that row is an explicit refusal. Naive = the order statistic
-    tau = s_(floor(n_cal (1 - alpha))) (:func:`kit.guard.conformal.naive_tau`; s_(22) at
+    tau = s_(floor(n_cal (1 - alpha))) (:func:`kit.guard.conformal.rule.naive_tau`; s_(22) at
     n_cal = 25, target 0.90), which reproduces the paper's 0.85.
     """
     cal = load_calibration(QASA, raw)
@@ -173,8 +173,8 @@ LABEL_NOTE = "construction-labelled PubMedQA pairs (not human gold)"
 
 
 def _verifier(verifier_dir: Path | None, tmp: Path, variant: str = "fp32") -> Any:
-    from kit.guard.export import build_verifier
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.export import build_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     if verifier_dir is None:
         verifier_dir = tmp / "verifier"
@@ -189,7 +189,7 @@ def pubmedqa_scores(
     """Build the construction-labelled pairs and score them with the default verifier."""
     import tempfile
 
-    from kit.guard.pairs import build_pairs, items_from_pqal
+    from kit.guard.training.pairs import build_pairs, items_from_pqal
     from kit.registry.fetch import raw_path
 
     items = items_from_pqal(boundary.read_json(raw_path(PUBMEDQA, raw)))
@@ -204,7 +204,7 @@ def pubmedqa_scores(
 
 
 def _auc_table(pairs: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
-    from kit.guard.pairs import NEG_TYPES
+    from kit.guard.training.pairs import NEG_TYPES
     from kit.stats.roc import roc_auc
 
     pos = pairs.loc[pairs["pair_type"] == "positive", "score"].to_numpy()
@@ -237,7 +237,7 @@ def _transfer_table(pairs: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, dict[
     rate and review budget (flag rate on supported pairs) is measured on the other half.
     """
     from kit.errors import ConfigError
-    from kit.guard.pairs import NEG_TYPES
+    from kit.guard.training.pairs import NEG_TYPES
     from kit.stats.wilson import wilson_ci
 
     pmids = np.array(sorted(pairs["item_pmid"].unique()))
@@ -400,7 +400,7 @@ def pubmedqa_fp32_vs_int8(
     """
     import tempfile
 
-    from kit.guard.pairs import build_pairs, items_from_pqal
+    from kit.guard.training.pairs import build_pairs, items_from_pqal
     from kit.registry.fetch import raw_path
     from kit.stats.roc import matched_catch_comparison, roc_auc
 

@@ -1,19 +1,19 @@
 """A worked example of the catch guarantee failing under shift and being restored (issue 13).
 
 Everything comes from the registry's human-labelled NLI / claim-verification files (``nli/``,
-read by :func:`kit.guard.train_data.read_nli`), held-out splits only (dev / test: never used to
+read by :func:`kit.guard.training.train_data.read_nli`), held-out splits only (dev / test: never used to
 train the kit's cross-encoder, whose recipe trains on the ``train`` splits), scored by the
 verifier the declaration names (``needs: [verifier_nli]``, the kit-trained cross-encoder by
 default). Unsupported = label neutral or contradiction; the negative type is that label
 (contradiction = contradicted by the passage, neutral = not enough information).
 
 1. **Calibrated on another source.** tau = the split-conformal threshold (seed 001, Section 3 /
-   Appendix S5; :func:`kit.guard.conformal.conformal_tau`, alpha = 0.1) on the unsupported pairs
+   Appendix S5; :func:`kit.guard.conformal.rule.conformal_tau`, alpha = 0.1) on the unsupported pairs
    of a random sample of a general-domain source (SNLI test), pooled and per type (Mondrian,
-   :func:`kit.guard.conformal.mondrian_tau`). It is used to audit every held-out pair of a
+   :func:`kit.guard.conformal.rule.mondrian_tau`). It is used to audit every held-out pair of a
    biomedical target (Check-COVID dev + test, SciFact dev): achieved catch of unsupported pairs
    with a Wilson 95% CI (:func:`kit.stats.wilson.wilson_ci`), the false-flag rate on supported
-   pairs with its CI, the review budget, and the shift check (:func:`kit.guard.shift.
+   pairs with its CI, the review budget, and the shift check (:func:`kit.guard.conformal.shift.
    ks_shift_check`: whole labelled calibration sample vs the audited scores).
 2. **Recalibrated on the target.** A random labelled sample of ``n_lab`` target pairs (fixed seed)
    is the calibration sample; the *other* target pairs are audited (disjoint by construction),
@@ -39,9 +39,9 @@ import numpy as np
 import pandas as pd
 
 from kit.errors import check_param
-from kit.guard import conformal
-from kit.guard.shift import ks_shift_check
-from kit.guard.train_data import read_nli
+from kit.guard.conformal import rule as conformal
+from kit.guard.conformal.shift import ks_shift_check
+from kit.guard.training.train_data import read_nli
 from kit.schema import validate_frame
 from kit.stats.wilson import wilson_ci
 
@@ -553,7 +553,7 @@ def guard_shift_example(
     ``verifier_nli_dir``: the card folder of the verifier (``kit reproduce run --verifier-nli``).
     ``max_target`` caps each target at a random subset (tests only; None = all held-out pairs).
     """
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     v = load_verifier(Path(verifier_nli_dir))
     src = held_out(raw, source, n_source, np.random.default_rng([seed, 0]))

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from audit_helpers import AGENT, DESIGN, PLANTED_ARGS, AuditRun, audit_args, invoke
 
-from kit.guard.export import build_verifier
+from kit.guard.verifiers.export import build_verifier
 
 
 @pytest.fixture(scope="session")

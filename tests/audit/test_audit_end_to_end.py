@@ -189,7 +189,7 @@ def test_reaudit_into_a_new_folder_scores_nothing_and_is_identical(
     planted_dir: Path, audit_verifier: Path, registry_raw: Path, tmp_path: Path
 ) -> None:
     """Cold store, then a re-audit of the same runs into a NEW folder: zero pairs scored, no
-    shard added, byte-identical outputs (--no-cache: tests/guard/test_score_store.py)."""
+    shard added, byte-identical outputs (--no-cache: tests/guard/scoring/test_score_store.py)."""
     runs = tmp_path / "runs" / "runs.jsonl"
     runs.parent.mkdir()
     runs.write_text("\n".join((planted_dir / "runs.jsonl").read_text().splitlines()[:5]) + "\n")

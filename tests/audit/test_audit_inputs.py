@@ -194,8 +194,8 @@ def test_external_calibration_is_named_and_warned(
     audited: AuditRun, tmp_path: Path, registry_raw: Path
 ) -> None:
     """--calibration qasa: tau from another verifier's scores; the summary and page say so."""
-    from kit.guard.calibration import load_calibration
-    from kit.guard.conformal import conformal_tau
+    from kit.guard.conformal.calibration import load_calibration
+    from kit.guard.conformal.rule import conformal_tau
 
     args = list(audited.args)
     args[args.index("--out") + 1] = str(tmp_path / "report")
@@ -238,8 +238,8 @@ def test_corrupt_store_shard_is_a_clear_error(
     audited: AuditRun, audit_verifier: Path, tmp_path: Path
 ) -> None:
     """A truncated shard and a shard with an out-of-range score: exit 2 naming the file."""
-    from kit.guard.score_store import ScoreStore, scoring_mode
-    from kit.guard.verifier import load_verifier
+    from kit.guard.scoring.score_store import ScoreStore, scoring_mode
+    from kit.guard.verifiers.load import load_verifier
 
     v = load_verifier(audit_verifier, "int8")
     store = ScoreStore(tmp_path / "scores", v.card.onnx_sha256, scoring_mode(v, "cpu"))

@@ -288,12 +288,12 @@ def test_limit_audits_the_first_runs_in_file_order(
 
 def test_the_audit_loads_its_verifier_through_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
     """bench/bench_audit.py measures the two-stage mode by replacing
-    ``kit.guard.verifier.load_verifier``; that only works while the audit looks it up there at
+    ``kit.guard.verifiers.load.load_verifier``; that only works while the audit looks it up there at
     call time (an earlier bench patched a name the audit no longer used and measured the
     cross-encoder twice)."""
     from types import SimpleNamespace
 
-    import kit.guard.verifier as kv
+    import kit.guard.verifiers.load as kv
     from kit.audit.pipeline import open_context
 
     class Reached(Exception):

@@ -59,7 +59,7 @@ def test_audit_ray_engine_is_byte_identical_to_local(
     for name in sorted(a):
         assert a[name] == b[name], name
     # the stores hold the same shards' content (the Ray engine's floats are the local ones)
-    from kit.guard import score_store as ss
+    from kit.guard.scoring import score_store as ss
 
     (fa,) = [p for p in (tmp_path / "s-local").glob("*/*") if p.is_dir()]
     (fb,) = [p for p in (tmp_path / "s-ray").glob("*/*") if p.is_dir()]

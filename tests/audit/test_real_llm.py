@@ -45,9 +45,9 @@ from click.testing import CliRunner, Result
 
 from kit.cli import cli
 from kit.grade.judge_prompt import DEFAULT_TEMPLATE as JUDGE_TEMPLATE
-from kit.guard.llm_card import LLM_WINDOW
-from kit.guard.llm_prompt import DEFAULT_TEMPLATE, render
-from kit.guard.windows import passage_windows
+from kit.guard.scoring.windows import passage_windows
+from kit.guard.verifiers.llm_card import LLM_WINDOW
+from kit.guard.verifiers.llm_prompt import DEFAULT_TEMPLATE, render
 from kit.schema import validate_json
 
 pytestmark = pytest.mark.slow

@@ -29,7 +29,7 @@ from kit.grade.judge_prompt import (
 )
 from kit.grade.judge_swap import judge_swap
 from kit.grade.llm_judge import PINNED, load_judge_card
-from kit.guard.llm_card import instrument_sha256
+from kit.guard.verifiers.llm_card import instrument_sha256
 from kit.schema import validate_json
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "grade"

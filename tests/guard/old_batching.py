@@ -1,5 +1,5 @@
 """The verifiers' batching as it was before issue 38 (commit 7549e76), frozen as the reference
-the new batching is measured against (tests/guard/test_batching.py).
+the new batching is measured against (tests/guard/verifiers/test_batching.py).
 
 Before: each verifier sorted the texts (bi-encoder) or pairs (cross-encoder) it had to encode by
 their length in characters, cut batches of ``batch_size`` and let the tokenizer tokenize and pad
@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kit.guard.verifier import flatten_windows, pair_feed, softmax, two_signal_score
+from kit.guard.verifiers.rules import softmax, two_signal_score
+from kit.guard.verifiers.session import flatten_windows, pair_feed
 
 
 def _key(text: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.guard.export import build_verifier
+from kit.guard.verifiers.export import build_verifier
 
 
 def test_pairs_score_tau_chain(registry_raw: Path, verifier_dir: Path, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from kit.cli import cli
 from kit.errors import InputError
 from kit.guard.pipeline import AnswerRecord, guard_answers, read_answers
-from kit.guard.verifier import load_verifier
+from kit.guard.verifiers.load import load_verifier
 from tests.release.sealing import check_sealed_folder
 
 ANSWERS = [

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from kit.guard.cross_export import write_cross_encoder
-from kit.guard.export import package_model_dir, tokenizer_json
-from kit.guard.windows import WindowSpec
+from kit.guard.scoring.windows import WindowSpec
+from kit.guard.verifiers.cross_export import write_cross_encoder
+from kit.guard.verifiers.export import package_model_dir, tokenizer_json
 
 TINY_CONFIG: dict[str, Any] = {
     "hidden_size": 16,

@@ -93,7 +93,7 @@ def test_audit_of_an_inspect_log_checks_claims_against_what_the_agent_read(
 
     # the score behind L2 is the verifier's score of the claim against the record the agent
     # read for PMID 21645374 (not the other record, not the corpus abstract)
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     v = load_verifier(verifier)
     record = SEARCH_TEXT.split("\n\n")[0]

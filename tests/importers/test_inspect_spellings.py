@@ -252,7 +252,7 @@ def test_the_pmid_and_the_doi_of_one_record_read_the_same_record(audited: Audite
     record 4 are scored against the same text -- the whole record -- so one claim citing both
     gets one tool_score (the defect: the DOI was scored against ``DOI: 10.5555/...`` alone)."""
     from kit.audit.evidence import agent_read
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     runs = {r.task_id: r for r in read_runs(audited.runs).runs}
     record = format_records([audited.records[3]])  # the whole of record 4, DOI last
@@ -279,7 +279,7 @@ def test_the_contradiction_is_scored_against_the_abstract_it_negates(audited: Au
     """The tiny verifier has random weights, so whether the claim is flagged is not asserted;
     what is: the claim is the negated sentence's sentence, scored against record 2 (which holds
     the sentence it negates)."""
-    from kit.guard.verifier import load_verifier
+    from kit.guard.verifiers.load import load_verifier
 
     cites = read_table(audited.out / "citations.csv", "audit_citations")
     [row] = cites[cites["citation"] == f"PMID:{SNELLEN}"].to_dict("records")

@@ -86,7 +86,7 @@ def import_judge_cmd(
           --model Qwen2.5-7B-Instruct --out data/judge-qwen
     """
     from kit.grade.llm_judge import import_llm_judge
-    from kit.guard.llm_client import ClientSettings
+    from kit.guard.verifiers.llm_client import ClientSettings
 
     settings = ClientSettings(concurrency, timeout, retries, backoff)
     card = import_llm_judge(
@@ -250,8 +250,8 @@ def validate_judge_cmd(
     from kit.grade.llm_judge import check_judge_card
     from kit.grade.reader import read_checklists
     from kit.grade.validate_judge import validate_judge
-    from kit.guard.validate_card import validation_lines, write_validated_card
-    from kit.guard.validation import VALIDATION_SCHEMA
+    from kit.guard.evaluation.validation import VALIDATION_SCHEMA
+    from kit.guard.verifiers.validate_card import validation_lines, write_validated_card
     from kit.runs.reader import read_runs
     from kit.schema import validate_json
 

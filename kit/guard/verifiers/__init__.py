@@ -1,6 +1,11 @@
 """Verifiers: the instruments that score claim-passage support, selected by card.
 
-Step 1 of the renovation (docs/architecture.md) starts this sub-package with
-:mod:`~kit.guard.verifiers.layout`, what a card folder holds; the verifier, its card, sessions and
-exporters move here at step 4.
+The card and the verifier interface (:mod:`~kit.guard.verifiers.card`), the scoring rules
+(:mod:`~kit.guard.verifiers.rules`, :mod:`~kit.guard.verifiers.fitted_rule`,
+:mod:`~kit.guard.verifiers.two_stage`), the ONNX sessions and their batches
+(:mod:`~kit.guard.verifiers.session`, :mod:`~kit.guard.verifiers.batching`), loading by card
+(:mod:`~kit.guard.verifiers.load`), what a card folder holds (:mod:`~kit.guard.verifiers.layout`),
+the builders and importers (``export``, ``cross_export``, ``import_card``, ``build_record``),
+the LLM verifiers (``llm_card``, ``llm_client``, ``llm_prompt``) and their validation
+(``validate_card``). docs/architecture.md, "Citation guard"; step 4 of its renovation plan.
 """

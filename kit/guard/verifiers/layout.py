@@ -1,7 +1,7 @@
 """What a bi-encoder card folder holds: its file names and the tokenizer's length (constants).
 
-Written by :func:`kit.guard.export.build_verifier` (and, for ``card.json`` and the tokenizer, by
-:mod:`kit.guard.cross_export`), read by :func:`kit.guard.verifier.default_card` and the verifier
+Written by :func:`kit.guard.verifiers.export.build_verifier` (and, for ``card.json`` and the tokenizer, by
+:mod:`kit.guard.verifiers.cross_export`), read by :func:`kit.guard.verifiers.card.default_card` and the verifier
 loader. One home for both sides, so the writer and the reader cannot disagree and neither imports
 the other.
 """

@@ -1,0 +1,185 @@
+"""`kit guard tau` / `kit guard coverage`: the split-conformal tau curve and its held-out catch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import numpy as np
+import pandas as pd
+
+from kit import atomic
+from kit.commands.options import (
+    GUARD_FLOAT_FMT,
+    deprecated_alias,
+    raw_option,
+)
+from kit.commands.sealed import sealed_file
+from kit.errors import ConfigError
+from kit.report.tables import to_csv
+from kit.schema import validate_frame
+
+
+def parse_alphas(text: str) -> list[float]:
+    """'0.02:0.50:0.02' (start:stop:step, inclusive) or '0.05,0.1'. Rounded to 10 decimals."""
+    try:
+        if ":" in text:
+            parts = [float(x) for x in text.split(":")]
+            if len(parts) != 3 or parts[2] <= 0 or parts[1] < parts[0]:
+                raise ValueError
+            n = int(np.floor((parts[1] - parts[0]) / parts[2] + 1e-9)) + 1
+            vals = [round(parts[0] + i * parts[2], 10) for i in range(n)]
+        else:
+            vals = [round(float(x), 10) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(
+            "bad_parameter",
+            f"--alphas must be START:STOP:STEP or a comma list of numbers; got {text!r}",
+        ) from None
+    bad = [a for a in vals if not 0 < a < 1]
+    if not vals or bad:
+        raise ConfigError("bad_parameter", f"--alphas must all lie in (0, 1); got {text!r}")
+    return sorted(set(vals))
+
+
+def parse_ints(text: str, name: str) -> list[int]:
+    try:
+        vals = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise ConfigError("bad_parameter", f"{name} must be a comma list of integers") from None
+    if not vals or min(vals) < 1:
+        raise ConfigError("bad_parameter", f"{name} must be integers >= 1; got {text!r}")
+    return vals
+
+
+@click.command("tau")
+@click.option(
+    "--calibration",
+    required=True,
+    help="Calibration scores: a registry name ('qasa'), a JSON file with "
+    "'unsupported_p_attr_scores', or a CSV with columns score,label.",
+)
+@click.option(
+    "--alphas",
+    default="0.02:0.50:0.02",
+    show_default=True,
+    help="Miss tolerances: START:STOP:STEP (inclusive) or a,b,c, each in (0, 1).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The tau curve CSV to write (sealed in FILE.receipt.json).",
+)
+@raw_option
+@sealed_file("out", kind="guard-tau")
+def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
+    """Split-conformal tau curve: tau = s_(k), k = ceil((n+1)(1-alpha)) on unsupported scores.
+
+    Flag a citation when its score <= tau; catches >= 1-alpha of exchangeable unsupported
+    citations. Writes columns alpha, n_cal, k, tau, cal_recall, guarantee (the statement with
+    its condition: which calibration sample the unsupported citations must be exchangeable
+    with) and false_flag_rate/_lo/_hi (Wilson 95% flag rate of the supported calibration
+    scores; empty without any). Refuses (exit 2) when an alpha needs k > n_cal.
+
+    \b
+    Example:
+      kit guard tau --calibration qasa --alphas 0.02:0.50:0.02 --out tau.csv
+    """
+    from kit.guard.conformal import rule as conformal
+    from kit.guard.conformal.calibration import guarantee_columns, load_calibration
+
+    cal = load_calibration(calibration, raw)
+    frame = pd.DataFrame(conformal.tau_curve(cal.unsupported, parse_alphas(alphas)))
+    frame = frame.assign(**guarantee_columns(cal, frame["alpha"].to_numpy(float)))
+    frame = validate_frame(frame, "guard_tau_curve", str(out))
+    atomic.write_text(out, to_csv(frame, GUARD_FLOAT_FMT))
+    click.echo(
+        f"tau curve: {len(frame)} alphas, n_cal={cal.unsupported.size}, "
+        f"calibration sha256={cal.sha256[:16]} -> {out}"
+    )
+    click.echo(f"  guarantee per row: {frame['guarantee'].iloc[0]}")
+
+
+@click.command("coverage")
+@click.option("--calibration", required=True, help="As for `kit guard tau`.")
+@click.option(
+    "--alphas",
+    default="0.02,0.06,0.10",
+    show_default=True,
+    help="Miss tolerances as for `kit guard tau`; each row's catch target is 1 - alpha.",
+)
+@deprecated_alias(
+    "--targets",
+    "--alphas",
+    "alphas",
+    transform=lambda t: ",".join(repr(round(1 - x, 10)) for x in parse_alphas(t)),
+)
+@click.option(
+    "--n-cal",
+    "n_cal",
+    default="25,50,100,200",
+    show_default=True,
+    help="Calibration sizes to compare, a comma list (one row per alpha and size).",
+)
+@click.option(
+    "--n-test", type=int, default=None, help="Test size per split [min(200, pool - n_cal)]."
+)
+@click.option(
+    "--splits",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Random calibration/test splits per row.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the splits.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The coverage CSV to write (sealed in FILE.receipt.json).",
+)
+@raw_option
+@sealed_file("out", kind="guard-coverage")
+def coverage_cmd(
+    calibration: str,
+    alphas: str,
+    n_cal: str,
+    n_test: int | None,
+    splits: int,
+    seed: int,
+    out: Path,
+    raw: Path,
+) -> None:
+    """Held-out catch rate of the conformal vs the naive-quantile threshold over random splits.
+
+    One row per (alpha, n_cal); its catch target is 1 - alpha (column target). Each split
+    draws n_cal calibration and n_test test scores (without replacement) from the
+    unsupported pool. A row whose alpha needs k > n_cal, or whose n_cal + n_test exceeds the
+    pool, is written with an explicit 'refused: ...' verdict (exit status stays 0).
+
+    \b
+    Example:
+      kit guard coverage --calibration qasa --alphas 0.1,0.02 --n-cal 25,50,100,200 --splits 1000 --seed 0 --out coverage.csv
+    """
+    from kit.guard.conformal.calibration import guarantee_columns, load_calibration
+    from kit.reproductions.guard import coverage_table
+
+    cal = load_calibration(calibration, raw)
+    tg = [round(1.0 - a, 10) for a in parse_alphas(alphas)]  # catch targets 1 - alpha
+    ns = parse_ints(n_cal, "--n-cal")
+    if n_test is not None and n_test < 1:
+        raise ConfigError("bad_parameter", f"--n-test must be >= 1; got {n_test}")
+    frame = coverage_table(cal.unsupported, tg, ns, splits, seed, n_test)
+    frame = frame.assign(**guarantee_columns(cal, frame["alpha"].to_numpy(float)))
+    frame = validate_frame(frame, "guard_coverage", str(out))
+    atomic.write_text(out, to_csv(frame, GUARD_FLOAT_FMT))
+    refused = int(frame["verdict"].str.startswith("refused").sum())
+    below = int((frame["verdict"] == "below_target").sum())
+    click.echo(
+        f"coverage: {len(frame)} rows ({refused} refused, {below} below target), {splits} "
+        f"splits each, seed {seed} -> {out}"
+    )
+    click.echo(f"  guarantee per row: {frame['guarantee'].iloc[0]}")
+    if cal.supported is None:
+        click.echo("  false-flag rate on supported citations: not measurable (no supported pairs)")

@@ -1,0 +1,4 @@
+"""Evaluating verifiers: AUC, agreement, comparison, validation, the card report.
+
+See docs/architecture.md, "The renovation plan", step 4.
+"""
