@@ -244,7 +244,7 @@ def _verifier(spec: str, tmp: Path, no_standin: bool = False) -> str | None:
     built, a stand-in of minilm-nli (bench/standin.py) built into ``tmp`` when that is not
     built (unless ``no_standin``), or None (a SKIP line printed) when a missing verifier cannot
     be built here."""
-    from kit.errors import ConfigError
+    from kit.core.errors import ConfigError
     from kit.guard.verifiers.load import resolve_verifier
 
     try:
@@ -544,7 +544,7 @@ def main() -> int:
     print_report(report, ray_note)
     text = json.dumps(report, indent=2)
     if args.out:
-        from kit import atomic
+        from kit.core import atomic
 
         atomic.write_text(args.out, text + "\n")
     return 0

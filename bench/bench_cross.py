@@ -305,7 +305,7 @@ def ratio_lines(rows: list[dict[str, Any]], rule: str) -> list[str]:
 def read_pair_table(path: Path) -> Any:
     import pandas as pd
 
-    from kit.errors import InputError, Location
+    from kit.core.errors import InputError, Location
 
     suffix = path.suffix.lower()
     if suffix == ".parquet":
@@ -506,7 +506,7 @@ def main() -> int:
         }
     print(f"total {time.perf_counter() - t_start:.0f}s", file=sys.stderr)
     if args.out:
-        from kit import atomic
+        from kit.core import atomic
 
         atomic.write_text(args.out, json.dumps(result, indent=2) + "\n")
     tmp.cleanup()

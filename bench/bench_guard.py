@@ -329,7 +329,7 @@ def main() -> int:
     )
     args = ap.parse_args()
 
-    from kit.errors import KitError
+    from kit.core.errors import KitError
     from kit.guard.verifiers.export import build_verifier
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -426,7 +426,7 @@ def main() -> int:
         print(f"note: {note}")
     text = json.dumps(result, indent=2)
     if args.out:
-        from kit import atomic
+        from kit.core import atomic
 
         atomic.write_text(args.out, text + "\n")
     else:

@@ -58,7 +58,7 @@ def main() -> int:
     except ImportError:
         print("SKIP bench_ray: ray is not installed (pip install -e '.[ray]')")
         return 0
-    from kit.errors import KitError
+    from kit.core.errors import KitError
     from kit.guard.scoring.ray_engine import ray_engine
     from kit.guard.verifiers.load import load_verifier
 

@@ -321,7 +321,7 @@ def main() -> int:
         print(f"device-check: no part could run here (exit {SKIPPED})")
         return SKIPPED
 
-    from kit.errors import KitError
+    from kit.core.errors import KitError
 
     results: dict[str, Any] = {"device": args.device, "skipped": skips}
     try:
@@ -336,7 +336,7 @@ def main() -> int:
     text = json.dumps(results, indent=2)
     print(text)
     if args.out:
-        from kit import atomic
+        from kit.core import atomic
 
         atomic.write_text(args.out, text + "\n")
     if "training" in results:

@@ -15,7 +15,7 @@ import click
 
 from kit import __version__
 from kit.commands import COMMANDS
-from kit.errors import KitError
+from kit.core.errors import KitError
 
 INTERNAL_ERROR = 3
 
@@ -94,16 +94,16 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point. With ``--engine ray`` the process that runs Ray's driver is
-    supervised (:func:`kit.parallel.supervise`): a Ray that ends it still gets a kit error."""
-    import kit.parallel
+    supervised (:func:`kit.core.parallel.supervise`): a Ray that ends it still gets a kit error."""
+    import kit.core.parallel
 
-    if kit.parallel.wants_ray(sys.argv[1:]):
-        kit.parallel.supervise()
+    if kit.core.parallel.wants_ray(sys.argv[1:]):
+        kit.core.parallel.supervise()
     try:
         cli(prog_name="kit")
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-        kit.parallel.finished(code)
+        kit.core.parallel.finished(code)
         raise
 
 

@@ -56,7 +56,7 @@ def main() -> int:
     from inspect_ai.solver import generate, use_tools
     from inspect_ai.tool import tool
 
-    from kit import atomic
+    from kit.core import atomic
 
     @tool
     def fetch_document():
@@ -91,7 +91,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         # mockllm counts input tokens with tiktoken, which downloads its encoding on first use;
         # to stay offline the count is replaced by a constant (as in
-        # tests/importers/test_inspect_import.py).
+        # tests/runs/importers/test_inspect_import.py).
         with mock.patch("inspect_ai.model._model.count_text_tokens", return_value=7):
             [log] = inspect_eval(
                 task,

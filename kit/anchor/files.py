@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from kit.anchor.rates import MIN_GOLD, AnchoredRates, anchored_rates, one_class, too_small
-from kit.errors import InputError, Location
-from kit.hashing import file_sha256
+from kit.core.errors import InputError, Location
+from kit.core.hashing import file_sha256
 
 ARTIFACT = "anchor"
 JUDGED_SCHEMA = "anchor_judged"
@@ -36,7 +36,7 @@ MAX_LISTED = 20
 def read_items(path: Path, schema: str) -> pd.DataFrame:
     """A JUDGED or GOLD table (csv as text; parquet typed), validated against ``schema``;
     whole-number item ids of a parquet file (an integer column) are read as their digits."""
-    from kit.schema import read_frame, validate_frame
+    from kit.core.schema import read_frame, validate_frame
 
     frame = read_frame(path)
     ids = frame.get("item_id")

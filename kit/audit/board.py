@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 
 def board_placement(

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.grade.citation_audit import L2_SCORED, SupportRule
 from kit.grade.support import SupportScorer
 

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from kit.anchor.rates import ASSUMPTION, anchored_rates, one_class, too_small
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 GOLD_SCHEMA = "audit_gold"
 GOLD_METRICS = ("wrong_paper_rate", "unsupported_rate", "solve_rate")

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from kit import boundary
+from kit.core import boundary
 from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
-from kit.errors import ConfigError, InputError, Location
+from kit.core.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_checklists
 from kit.guard.scoring.score_store import DEFAULT_STORE
 from kit.guard.verifiers.load import DEFAULT_VERIFIER
-from kit.hashing import file_sha256
-from kit.parallel import LOCAL, Engine
+from kit.core.hashing import file_sha256
+from kit.core.parallel import LOCAL, Engine
 
 if TYPE_CHECKING:
     from kit.certify.design import Design
@@ -121,7 +121,7 @@ def _run_id_at(path: Path, line: int | None) -> str | None:
 
 def read_inputs(opts: AuditOptions) -> Inputs:
     """Read and validate every input; InputError / ConfigError name file, row and field."""
-    from kit.schema import read_table
+    from kit.core.schema import read_table
 
     res, n_in_file = _read_audit_runs(opts)
     hashes: dict[str, dict[str, str]] = {
@@ -190,7 +190,7 @@ def _read_grading(
 ) -> tuple[dict[str, Checklist] | None, pd.DataFrame | None]:
     """The frozen checklists (one attempt per (model, task) they grade) and imported judge
     verdicts (one judge, every task with a checklist); the judge options checked together."""
-    from kit.schema import read_table
+    from kit.core.schema import read_table
 
     checklists = verdicts = None
     if opts.judge_verdicts is not None and opts.checklists is None:
@@ -247,7 +247,7 @@ def _read_board(
 ) -> tuple[pd.DataFrame | None, Design | None, str | None]:
     """The board and design the agent is placed on (with the agent's own scores, when given)
     and the agent's system name."""
-    from kit.schema import read_table, read_yaml
+    from kit.core.schema import read_table, read_yaml
 
     board = design = None
     agent = opts.agent_system
@@ -299,7 +299,7 @@ def _read_planted(
     opts: AuditOptions, hashes: dict[str, dict[str, str]]
 ) -> tuple[pd.DataFrame | None, Any, frozenset[str]]:
     """A planted set's truth and design beside the runs, and its simulated failed lookups."""
-    from kit.schema import read_table
+    from kit.core.schema import read_table
 
     truth_path, design_path, failed_path = _planted_sidecars(opts)
     truth = planted_design = None

@@ -28,9 +28,9 @@ from kit.audit import resolve as resolve_stage
 from kit.audit import summary as summary_stage
 from kit.audit import support as support_stage
 from kit.audit.inputs import AuditOptions, Inputs, read_inputs, resolved_alpha
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.grade.citation_audit import CITATION_ROW_COLUMNS, SupportRule
-from kit.progress import Progress
+from kit.core.progress import Progress
 from kit.runs.model import AgentRun
 
 CHUNK_RUNS = 50

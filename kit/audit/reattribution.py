@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from kit.corpus.lexical import tokenize
-from kit.errors import check_param
+from kit.core.errors import check_param
 from kit.grade.support import SupportScorer
 
 

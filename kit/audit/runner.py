@@ -1,6 +1,6 @@
 """The I/O shell of `kit audit`: run the pipeline (:mod:`kit.audit.pipeline`), write outputs.
 
-Outputs are written into a staged folder and swapped into place (:func:`kit.atomic.staged_dir`),
+Outputs are written into a staged folder and swapped into place (:func:`kit.core.atomic.staged_dir`),
 so a failed audit leaves the previous report (or none) untouched. Scores live outside the report,
 in the shared content-addressed store (:mod:`kit.guard.scoring.score_store`, ``--cache-dir``, default
 ``data/scores/``): a shard is appended after every chunk of runs, so an interrupted audit resumes
@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kit import atomic
+from kit.core import atomic
 from kit.audit.inputs import DEFAULT_CALIBRATION, AuditOptions, Inputs, read_inputs
 from kit.audit.pipeline import AuditResult, audit_l1_l2, run_audit
-from kit.hashing import file_sha256
+from kit.core.hashing import file_sha256
 
 __all__ = [
     "DEFAULT_CALIBRATION",
@@ -39,10 +39,10 @@ OUTPUT_FILES = ("report.html", "summary.json", "citations.csv", "runs.csv")
 def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
     """Validate and write every output into a staged folder, then swap it into ``opts.out``."""
     from kit.guard.verifiers.card import identity_entry
-    from kit.release.receipts import seal, write_receipt
+    from kit.core.receipts import seal, write_receipt
     from kit.report.audit_page import render_audit_page
-    from kit.report.tables import to_csv
-    from kit.schema import validate_frame, validate_json
+    from kit.core.tables import to_csv
+    from kit.core.schema import validate_frame, validate_json
 
     cites = validate_frame(result.citations, "audit_citations", str(opts.out / "citations.csv"))
     runs = validate_frame(result.runs, "audit_runs", str(opts.out / "runs.csv"))

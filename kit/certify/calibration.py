@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kit.parallel import SerialMap, split
+from kit.core.parallel import SerialMap, split
 from kit.stats.cluster import SE_FLOOR, cluster_sums, variance_weights
 from kit.stats.signflip import sign_vectors
 
@@ -100,7 +100,7 @@ def sign_flip_null(
     ``method`` is the variance of the radius (``cr1``, ``cr2``, ``crv3``) and ``crit`` (P,) its
     critical values (default: the t quantile with K - 1 df); a flipped se at or below
     ``SE_FLOOR`` certifies nothing, exactly as ``decide`` labels it too_little_variation.
-    The sign vectors are drawn here from ``rng``; ``mapper`` (:class:`kit.parallel.SerialMap`
+    The sign vectors are drawn here from ``rng``; ``mapper`` (:class:`kit.core.parallel.SerialMap`
     when None, or a Ray one) evaluates groups of ``chunk`` draws, and the results are summed
     in draw order, so every mapper gives the same floats.
     """

@@ -35,7 +35,7 @@ from scipy.stats import binom, wasserstein_distance
 
 from kit.certify import sensitivity
 from kit.certify.extended_reals import prod, times
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 
 def _arrays(

@@ -19,7 +19,7 @@ from typing import Any
 
 from kit.certify.inference import DEFAULT_DRAWS, DEFAULT_INFERENCE, INFERENCE
 from kit.certify.nuisance import SystemNuisance
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 COMPOSITE = "composite"
 WINDOWS = ("system", "scaffold")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import ot
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 STOP = "STOP"
 

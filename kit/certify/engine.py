@@ -24,7 +24,7 @@ from kit.certify.contrast import decide, mde
 from kit.certify.design import ASSUMED_LABEL, COMPOSITE, Design, family_description
 from kit.certify.inference import sampling_radius
 from kit.certify.ranks import rank_intervals
-from kit.errors import ConfigError, InputError, Location
+from kit.core.errors import ConfigError, InputError, Location
 from kit.stats.cluster import ClusterT, naive_t
 
 META = ("entry_hash", "backbone", "entry_condition", "length_view")
@@ -706,7 +706,7 @@ def calibrate_board(
 
     ``scope`` is the readout whose decidable contrasts form the family of the null (default the
     composite, the ranked table), or ``"all"`` for every (pair, readout) of the board.
-    ``mapper`` (:class:`kit.parallel.SerialMap` when None, or a Ray one) runs the sign-flip
+    ``mapper`` (:class:`kit.core.parallel.SerialMap` when None, or a Ray one) runs the sign-flip
     draws in groups (:func:`kit.certify.calibration.sign_flip_null`); same tables either way.
     Returns (calibration, loco) tables.
     """

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 
 def times(*factors: float) -> float:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import ot
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 NODE_TYPES = ("topic", "claim", "evidence", "paper", "condition", "section")
 RELATION_CODES: dict[str, float] = {

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 from kit.stats.cluster import ClusterT, cluster_t
 from kit.stats.signflip import signflip_t
 

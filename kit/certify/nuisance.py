@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from kit.certify.extended_reals import times
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kit.certify.engine import META
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 DEFAULT_READOUT = "score"
 PLAIN_SCHEMA = "scores_plain"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kit.errors import InputError
+from kit.core.errors import InputError
 
 
 @dataclass(frozen=True)

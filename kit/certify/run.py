@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit import boundary
+from kit.core import boundary
 from kit.certify.design import Design
 from kit.certify.engine import Certification, calibrate_board, certify_board
 from kit.certify.simulate import synthetic_evidence
-from kit.errors import ConfigError
-from kit.parallel import Engine, mapper
-from kit.schema import read_frame, read_table, validate_frame
+from kit.core.errors import ConfigError
+from kit.core.parallel import Engine, mapper
+from kit.core.schema import read_frame, read_table, validate_frame
 
 DESIGN_COPY = "design.yaml"  # the design, kept in the output folder (kit report board reads it)
 SYNTHETIC_FILE = "synthetic.json"  # the scores' .synthetic.json record, when they are generated

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 X_MIN = 1e-6
 DESIGNS = ("ratio_q95", "ratio_sup", "affine")

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 SYNTHETIC_PREFIX = "syn-"
 

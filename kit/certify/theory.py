@@ -18,7 +18,7 @@ import pandas as pd
 
 from kit.certify import composition, distance, graph, sensitivity
 from kit.certify.distance import BranchKernels, SystemDistance
-from kit.errors import ConfigError, InputError, Location
+from kit.core.errors import ConfigError, InputError, Location
 
 
 def _file_row(bad: pd.DataFrame) -> int:

@@ -38,8 +38,8 @@ from kit.certify.design import Design
 from kit.certify.engine import Board, pair_verdicts, prepare_board, rescored
 from kit.certify.inference_study import mean_interval, rate_interval
 from kit.certify.simulate import simulate_scores
-from kit.errors import check_param
-from kit.parallel import SerialMap, split
+from kit.core.errors import check_param
+from kit.core.parallel import SerialMap, split
 
 ALL = "all"
 BACKFIT_ITERATIONS = 50
@@ -187,7 +187,7 @@ def validity_report(
     """The validity table (``schemas/certify_validity.yaml``) of ``board`` under ``design``.
 
     Columns: quantity, readout (``all`` or one readout), value, lo, hi, n_boards, detail.
-    ``mapper`` (:class:`kit.parallel.SerialMap` when None, or a Ray one) runs the boards in
+    ``mapper`` (:class:`kit.core.parallel.SerialMap` when None, or a Ray one) runs the boards in
     contiguous groups; board i has its own seed, so every mapper gives the same table.
     """
     check_param("n_boards", n_boards, n_boards >= 1, "an integer >= 1", "validity_report")

@@ -98,9 +98,9 @@ def anchor(
     Example:
       kit anchor examples/anchor/judged.csv --gold examples/anchor/gold.csv --out /tmp/anchor.json
     """
-    from kit import atomic
+    from kit.core import atomic
     from kit.anchor.files import ARTIFACT, anchor_files, lines
-    from kit.schema import validate_json
+    from kit.core.schema import validate_json
 
     result, art = anchor_files(judged, gold, alpha, name, half_width)
     validate_json(art, ARTIFACT, str(out))

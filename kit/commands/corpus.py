@@ -9,7 +9,7 @@ import click
 
 from kit.commands.options import PathDefault, deprecated_command, format_option, raw_option
 from kit.corpus.build import DEFAULT_ROOT
-from kit.report.tables import render
+from kit.core.tables import render
 
 _dir = click.Path(file_okay=False, path_type=Path)
 _path = click.Path(path_type=Path)

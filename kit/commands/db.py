@@ -8,7 +8,7 @@ import click
 
 from kit.commands.options import PathDefault, deprecated_alias, format_option, raw_option
 from kit.registry.catalog import DEFAULT_DB, build_catalog, list_tables, run_query
-from kit.report.tables import render
+from kit.core.tables import render
 
 _catalog_option = click.option(
     "--catalog",

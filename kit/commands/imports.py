@@ -1,4 +1,4 @@
-"""`kit import`: runs logged by other harnesses -> run format v2 (kit.importers; docs/runs.md)."""
+"""`kit import`: runs logged by other harnesses -> run format v2 (kit.runs.importers; docs/runs.md)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from kit.commands.options import format_option
-from kit.importers.common import ImportSummary
-from kit.importers.jsonl import CITED_SCHEMES
-from kit.report.tables import frame_of, render
-from kit.schema import validate_frame
+from kit.runs.importers.common import ImportSummary
+from kit.runs.importers.jsonl import CITED_SCHEMES
+from kit.core.tables import frame_of, render
+from kit.core.schema import validate_frame
 
 _path = click.Path(path_type=Path)
 _file = click.Path(dir_okay=False, path_type=Path)
@@ -58,7 +58,7 @@ def inspect_ai_cmd(log: Path, out: Path, limit: int | None, fmt: str) -> None:
 
     Example: kit import inspect-ai logs/2026-01-01_task.eval --out runs.jsonl --limit 50
     """
-    from kit.importers.inspect_log import import_inspect_logs
+    from kit.runs.importers.inspect_log import import_inspect_logs
 
     _print(import_inspect_logs(log, out, limit), fmt)
 
@@ -95,7 +95,7 @@ def lm_eval_cmd(
 
     Example: kit import lm-eval out/samples_pubmedqa_2026-01-01T00-00-00.jsonl --out runs.jsonl
     """
-    from kit.importers.lm_eval import import_lm_eval_samples
+    from kit.runs.importers.lm_eval import import_lm_eval_samples
 
     _print(import_lm_eval_samples(samples, out, model, task, limit, filter_name), fmt)
 
@@ -140,6 +140,6 @@ def jsonl_cmd(
 
     Example: kit import jsonl raw.jsonl --map run_id=id,task_id=question.id,model=model,answer=output.text,cited=refs --out runs.jsonl
     """
-    from kit.importers.jsonl import import_jsonl
+    from kit.runs.importers.jsonl import import_jsonl
 
     _print(import_jsonl(file, out, mapping, model, cited_scheme, limit), fmt)

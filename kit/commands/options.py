@@ -19,7 +19,7 @@ import click
 from kit.commands.sealed import sealed_file
 from kit.registry.fetch import DEFAULT_DEST
 from kit.registry.sources import REPO_ROOT, checkout_relative
-from kit.report.tables import FORMATS
+from kit.core.tables import FORMATS
 
 if TYPE_CHECKING:
     from kit.audit.runner import AuditOptions
@@ -324,8 +324,8 @@ def score_store_root(cache_dir: Path, no_cache: bool) -> Path | None:
 
 def engine_options(f: Callable[..., None]) -> Callable[..., None]:
     """--engine local|ray, --ray-address ADDR, --ray-workers N, --ray-connect-timeout S
-    (docs/scale.md; kit.parallel)."""
-    from kit.parallel import CONNECT_TIMEOUT, ENGINES
+    (docs/scale.md; kit.core.parallel)."""
+    from kit.core.parallel import CONNECT_TIMEOUT, ENGINES
 
     f = click.option(
         "--ray-connect-timeout",
@@ -506,9 +506,9 @@ def echo_table(
     note_err: bool = False,
 ) -> None:
     """Validate ``frame`` and print it (no ``out``) or write it to ``out`` in the format
-    :func:`format_for` picks (kit.report.tables.emit), echoing ``"<title>: <n> rows -> <out>"``
+    :func:`format_for` picks (kit.core.tables.emit), echoing ``"<title>: <n> rows -> <out>"``
     (to stderr with ``note_err``)."""
-    from kit.report.tables import emit
+    from kit.core.tables import emit
 
     text = emit(frame, schema, format_for(fmt, out), out, title, where)
     if out is None:
@@ -596,7 +596,7 @@ def audit_options(runs: Path, **check: Any) -> AuditOptions:
     """AuditOptions from the values of :func:`citation_check_options` (and any other
     AuditOptions field given by name)."""
     from kit.audit.runner import AuditOptions
-    from kit.parallel import Engine
+    from kit.core.parallel import Engine
 
     cache_dir, no_cache, quiet = check.pop("cache_dir"), check.pop("no_cache"), check.pop("quiet")
     engine = Engine(

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from kit import __version__, atomic, boundary
+from kit import __version__
+from kit.core import atomic, boundary
 from kit.certify.run import DESIGN_COPY, SYNTHETIC_FILE
 from kit.commands.sealed import CONTEXT_FILE, sealed_file
-from kit.release.receipts import file_sha256
+from kit.core.receipts import file_sha256
 from kit.report.board_page import render_board_page
-from kit.schema import read_table, read_yaml
+from kit.core.schema import read_table, read_yaml
 
 
 @click.group()

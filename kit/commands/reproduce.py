@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kit import atomic
+from kit.core import atomic
 from kit.commands.options import (
     DeprecatedOption,
     PathDefault,
@@ -18,9 +18,9 @@ from kit.commands.options import (
     verifier_loso_option,
     warn_deprecated,
 )
-from kit.release import receipts
+from kit.core import receipts
 from kit.release import reproduce as rep
-from kit.report.tables import frame_of, render, to_console
+from kit.core.tables import frame_of, render, to_console
 
 # the frozen tables that need a verifier are of the similarity bi-encoder
 REPRODUCE_VERIFIER = "minilm-bi"

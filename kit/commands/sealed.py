@@ -1,7 +1,7 @@
 """One decorator for commands that write a folder of outputs: staged, sealed, swapped in as a set.
 
 ``@sealed_output("out_dir", kind="certify")`` runs the command with its ``out_dir`` argument
-pointing at a temp folder beside the target (:func:`kit.atomic.staged_dir`). When the command
+pointing at a temp folder beside the target (:func:`kit.core.atomic.staged_dir`). When the command
 returns, every file it wrote is sealed in ``receipts/<kind>.receipt.json`` (with the sha256 of
 every input file it was given and its parameters) and the folder is swapped into place; when it
 raises (a refused parameter, bad input) or is killed, the earlier outputs stay exactly as they
@@ -45,11 +45,11 @@ from typing import Any, TypeVar
 
 import click
 
-from kit import atomic
-from kit.errors import ConfigError
-from kit.hashing import file_sha256
+from kit.core import atomic
+from kit.core.errors import ConfigError
+from kit.core.hashing import file_sha256
 from kit.registry.sources import checkout_relative
-from kit.release import receipts
+from kit.core import receipts
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_FILE = "context.json"

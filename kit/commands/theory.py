@@ -18,7 +18,7 @@ from kit.commands.options import (
     table_out_format_option,
 )
 from kit.commands.sealed import sealed_file
-from kit.schema import read_table
+from kit.core.schema import read_table
 
 _out_option = click.option(
     "--out",

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from kit import atomic
+from kit.core import atomic
 from kit.commands.options import PathDefault, skip_option
-from kit.release import receipts
+from kit.core import receipts
 from kit.release import reproduce as rep
-from kit.report.tables import frame_of, render
+from kit.core.tables import frame_of, render
 
 
 @click.group()

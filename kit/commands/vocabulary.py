@@ -50,7 +50,7 @@ VOCABULARY: dict[str, Term] = {
     "format": Term(
         "--format",
         "Table format, the same five everywhere a table is printed or written: table, csv, "
-        "json, markdown, latex (kit.report.tables.FORMATS).",
+        "json, markdown, latex (kit.core.tables.FORMATS).",
         _SHARED,
     ),
     "raw": Term("--raw", "The fetched registry folder (default data/raw).", _SHARED),

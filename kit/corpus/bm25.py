@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from kit.corpus.lexical import tokenize
-from kit.errors import ConfigError, InputError, Location
+from kit.core.errors import ConfigError, InputError, Location
 
 K1 = 1.5
 B = 0.75

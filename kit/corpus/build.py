@@ -17,7 +17,7 @@ Layout::
    DuckDB over the part files (out of core).
 3. **Swap.** The final tables, ``corpus.duckdb`` (tables ``aliases`` and ``deleted``, view
    ``documents`` over ``documents.parquet``) and ``manifest.json`` are written into a staged
-   folder swapped into ``current/`` (:func:`kit.atomic.staged_dir`): a failed build leaves the
+   folder swapped into ``current/`` (:func:`kit.core.atomic.staged_dir`): a failed build leaves the
    previous corpus as it was.
 """
 
@@ -34,15 +34,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import __version__, atomic
+from kit import __version__
+from kit.core import atomic
 from kit.corpus.coverage import Coverage
 from kit.corpus.document import Document
 from kit.corpus.identifiers import NUMERIC_SCHEMES, SCHEMES
-from kit.errors import ConfigError, InputError, Location
-from kit.hashing import file_sha256
-from kit.progress import Progress
+from kit.core.errors import ConfigError, InputError, Location
+from kit.core.hashing import file_sha256
+from kit.core.progress import Progress
 from kit.registry.sources import REPO_ROOT
-from kit.schema import validate_frame, validate_json
+from kit.core.schema import validate_frame, validate_json
 
 DEFAULT_ROOT = REPO_ROOT / "data" / "corpus"
 BATCH = 20_000

@@ -17,7 +17,7 @@ from typing import Any
 
 from kit.corpus.coverage import Coverage
 from kit.corpus.store import CorpusChain, DiskCorpus, MemoryCorpus
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 BUILTIN = ("pubmedqa",)
 PUBMEDQA_DESCRIPTION = "PubMedQA PQA-L abstracts (registry pubmedqa/ori_pqal.json)"

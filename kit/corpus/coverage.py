@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kit.corpus.identifiers import NUMERIC_SCHEMES, SCHEMES, Identifier, numeric
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 COVERAGE_KINDS = ("complete", "sample")
 LOOKUP_OUTCOMES = ("found", "absent", "deleted", "transient")

@@ -65,7 +65,7 @@ identifier. Read, in this order (an earlier span wins an overlap):
 Bare numbers are never read as PMIDs (no guessing).
 
 **Which URLs are cited papers** (``find_identifiers(text, urls="scholarly")``, the reading of
-every citation extractor: :mod:`kit.guard.citations`, :mod:`kit.runs.extract`). A URL in prose is
+every citation extractor: :mod:`kit.runs.citations`, :mod:`kit.runs.extract`). A URL in prose is
 a citation only when it is scholarly (:func:`is_cited_paper`): a link that reads as an identifier
 above, or a page of a scholarly registry that the corpus may not resolve
 (:data:`SCHOLARLY_HOSTS`: PubMed / NCBI, PMC, Europe PMC, doi.org, arXiv, ClinicalTrials.gov,
@@ -85,7 +85,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 SCHEMES = ("PMID", "PMCID", "DOI", "ARXIV", "NCT", "URL")
 NUMERIC_SCHEMES = ("PMID", "PMCID", "NCT")

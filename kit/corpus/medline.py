@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from kit.corpus.document import Document
 from kit.corpus.identifiers import canonical
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 RECORD_TAGS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
 

@@ -18,7 +18,7 @@ from kit.corpus.catalog import (
 )
 from kit.corpus.identifiers import canonical
 from kit.corpus.store import MemoryCorpus
-from kit.errors import ConfigError, KitError
+from kit.core.errors import ConfigError, KitError
 
 LIST_COLUMNS = ["name", "documents", "coverage", "description"]
 

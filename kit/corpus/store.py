@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from kit.corpus.coverage import Coverage, Resolution, decide
 from kit.corpus.identifiers import Identifier
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 Key = tuple[str, str]
 
@@ -83,7 +83,7 @@ class MemoryCorpus:
 
 def read_manifest(home: Path) -> dict[str, Any]:
     """``home/current/manifest.json``, validated (InputError when missing or invalid)."""
-    from kit.schema import validate_json
+    from kit.core.schema import validate_json
 
     path = home / "current" / "manifest.json"
     if not path.is_file():

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from kit.errors import InputError, IntegrityError, Location, check_param
+from kit.core.errors import InputError, IntegrityError, Location, check_param
 from kit.stats.agreement import cohens_kappa
 from kit.stats.wilson import wilson_ci
 
@@ -91,7 +91,7 @@ def checklist_from_dict(
 ) -> Checklist:
     """Validate one checklist record (``schemas/json/checklist.schema.json`` plus the rules
     JSON Schema cannot state: unique criterion ids, a matching frozen hash)."""
-    from kit.schema import validate_json
+    from kit.core.schema import validate_json
 
     where = f"{source}:{line}" if line is not None else source
     validate_json(obj, "checklist", where)

@@ -21,7 +21,7 @@ from typing import Any
 from kit.corpus.catalog import PUBMEDQA_SAMPLE
 from kit.corpus.coverage import Coverage, Resolution, decide
 from kit.corpus.identifiers import Identifier
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 from kit.runs.model import Citation
 
 

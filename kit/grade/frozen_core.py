@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kit.errors import InputError, check_param
+from kit.core.errors import InputError, check_param
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from kit.errors import ConfigError, InputError, Location, check_param
+from kit.core.errors import ConfigError, InputError, Location, check_param
 from kit.grade.checklist import Checklist, Criterion
 from kit.grade.citation_audit import CITATION_MARKER
 from kit.grade.support import SupportScorer

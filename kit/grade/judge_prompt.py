@@ -30,7 +30,7 @@ import re
 import string
 from collections.abc import Iterable, Mapping
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.verifiers.llm_prompt import answer_of
 
 SLOTS = ("{question}", "{criterion}", "{answer}")

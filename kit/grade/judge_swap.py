@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from kit.errors import InputError, Location, check_param
+from kit.core.errors import InputError, Location, check_param
 from kit.grade.checklist import Checklist, score_verdicts
 from kit.stats.agreement import agreement_row
 from kit.stats.bootstrap import bootstrap_ci

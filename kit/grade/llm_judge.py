@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kit.errors import ConfigError, KitError
+from kit.core.errors import ConfigError, KitError
 from kit.grade.checklist import VERDICTS
 from kit.grade.judge import JudgeItem, Verdict
 from kit.grade.judge_prompt import (
@@ -191,7 +191,7 @@ def check_judge_card(card: dict[str, Any], where: str) -> dict[str, Any]:
 
 def load_judge_card(folder: Path) -> dict[str, Any]:
     """The checked card of a judge folder (``FOLDER/card.json``, or the card file itself)."""
-    from kit import boundary
+    from kit.core import boundary
 
     path = Path(folder)
     path = path / "card.json" if path.is_dir() else path

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 from kit.grade.checklist import Checklist, Criterion
 from kit.grade.citation_audit import (
     FlakyResolver,

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit import atomic
+from kit.core import atomic
 from kit.grade import planted as pl
 
 JUDGED_METRICS = ("fabrication_rate", "wrong_paper_corrected", "transient_excluded")

@@ -1,7 +1,7 @@
 """Reading grade inputs from files (the I/O edge of kit.grade): checklists, caches. Runs files
 are read by :func:`kit.runs.reader.read_runs` (v1 and v2 records), the one runs reader.
 
-Every problem becomes an :class:`~kit.errors.InputError` naming file, line and field -- or, with
+Every problem becomes an :class:`~kit.core.errors.InputError` naming file, line and field -- or, with
 ``on_error="skip"``, a counted skip row (line, reason, field, message); never a traceback.
 """
 
@@ -10,23 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kit import boundary
+from kit.core import boundary
 
 
 def read_json_file(path: str | Path) -> Any:
-    """A JSON file through :mod:`kit.boundary` (UTF-8, finite numbers, bounded depth)."""
+    """A JSON file through :mod:`kit.core.boundary` (UTF-8, finite numbers, bounded depth)."""
     return boundary.read_json(path)
 
 
 def read_jsonl_objects(path: str | Path) -> list[tuple[int, Any]]:
-    """(line, object) for each non-blank line, through :mod:`kit.boundary`; errors name the line."""
+    """(line, object) for each non-blank line, through :mod:`kit.core.boundary`; errors name the line."""
     return list(boundary.read_jsonl(path))
 
 
 def read_checklists(path: str | Path) -> dict[str, Any]:
     """Frozen checklists from a JSONL file, keyed by task id; a second checklist for the same
     task is an InputError naming the line, a file without any an InputError naming the file."""
-    from kit.errors import InputError, Location
+    from kit.core.errors import InputError, Location
     from kit.grade.checklist import checklist_from_dict
 
     out: dict[str, Any] = {}

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-from kit import atomic
-from kit.errors import ConfigError, InputError, IntegrityError, KitError, Location
+from kit.core import atomic
+from kit.core.errors import ConfigError, InputError, IntegrityError, KitError, Location
 
 
 class ReplayMiss(KitError):

@@ -50,7 +50,7 @@ class LexicalSupport:
 
     def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
         if len(claims) != len(passages):
-            from kit.errors import ConfigError
+            from kit.core.errors import ConfigError
 
             raise ConfigError("bad_parameter", "claims and passages must have the same length")
         cache: dict[str, frozenset[str]] = {}

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 from kit.grade.checklist import Checklist
 from kit.grade.judge import NO_TOOLS_SUFFIX, judge_runs
 from kit.runs.model import AgentRun
@@ -81,7 +81,7 @@ def validate_judge(
         with_validation,
     )
     from kit.guard.verifiers.validate_card import gold_block, instrument_of
-    from kit.schema import read_table
+    from kit.core.schema import read_table
 
     card = load_judge_card(folder)
     human = read_table(gold, "grade_verdicts")

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import boundary
-from kit.errors import InputError, Location
-from kit.guard.citations import Citation, parse_answer, resolve
+from kit.core import boundary
+from kit.core.errors import InputError, Location
+from kit.runs.citations import Citation, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank
 from kit.guard.verifiers.card import Verifier, identity_entry
 
@@ -60,7 +60,7 @@ def read_answers(path: Path) -> list[AnswerRecord]:
     """
     import jsonschema
 
-    from kit.schema import load_json_schema
+    from kit.core.schema import load_json_schema
 
     p = Path(path)
     validator = jsonschema.Draft202012Validator(load_json_schema("guard_answers"))
@@ -295,7 +295,7 @@ def guard_run(
         guard_rule,
         load_calibration,
     )
-    from kit.schema import validate_frame, validate_json
+    from kit.core.schema import validate_frame, validate_json
 
     records = read_answers(answers)
     cal = load_calibration(calibration, raw)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 HEADER_BYTES = 4096
 IDENTIFIER = slice(124, 140)

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit.errors import InputError, IntegrityError, Location
-from kit.hashing import file_sha256
+from kit.core.errors import InputError, IntegrityError, Location
+from kit.core.hashing import file_sha256
 from kit.registry.sources import REPO_ROOT, SourceFile, all_files
 
 DEFAULT_DEST = REPO_ROOT / "data" / "raw"

@@ -1,7 +1,7 @@
 """Readers for registered files: parse, normalise to tables, validate against their schemas.
 
 Each reader takes the ``data/raw`` folder (see :mod:`kit.registry.fetch`) and returns validated
-pandas frames; malformed input is an :class:`~kit.errors.InputError` naming file and field.
+pandas frames; malformed input is an :class:`~kit.core.errors.InputError` naming file and field.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from kit import boundary
-from kit.errors import InputError, Location
+from kit.core import boundary
+from kit.core.errors import InputError, Location
 from kit.registry.fetch import raw_path
-from kit.schema import read_csv, validate_frame
+from kit.core.schema import read_csv, validate_frame
 
 PUBMEDQA = "pubmedqa/ori_pqal.json"
 PUBMEDQA_TEST = "pubmedqa/test_ground_truth.json"

@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 # DuckDB settings of every `kit query` connection (documented DuckDB configuration options).
 CONNECTION_CONFIG: dict[str, Any] = {

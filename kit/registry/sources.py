@@ -6,9 +6,9 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit import boundary
-from kit.errors import ConfigError, InputError, Location
-from kit.schema import validate_json
+from kit.core import boundary
+from kit.core.errors import ConfigError, InputError, Location
+from kit.core.schema import validate_json
 
 SOURCES_FILE = Path(__file__).resolve().parent / "sources.yaml"
 REPO_ROOT = Path(__file__).resolve().parents[2]

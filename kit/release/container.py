@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 IMAGES = {"cpu": "localhost/litaudit-kit:cpu", "gpu": "localhost/litaudit-kit:gpu"}
 APP_DIR = "/home/kit/app"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from kit.errors import ConfigError, InputError, Location
-from kit.hashing import file_digest
+from kit.core.errors import ConfigError, InputError, Location
+from kit.core.hashing import file_digest
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,14 @@ from typing import Any
 
 import pandas as pd
 
-from kit import atomic, boundary
-from kit.errors import ConfigError, InputError, Location
+from kit.core import atomic, boundary
+from kit.core.errors import ConfigError, InputError, Location
 from kit.registry.fetch import verify_present
 from kit.registry.sources import REPO_ROOT
-from kit.release import receipts
+from kit.core import receipts
 from kit.release.compare import TableComparison, compare_tables
-from kit.report.tables import write_table
-from kit.schema import read_yaml
+from kit.core.tables import write_table
+from kit.core.schema import read_yaml
 
 DECL_DIR = REPO_ROOT / "reproduce"
 EXPECTED_DIR = DECL_DIR / "expected"

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
-from kit import atomic
+from kit.core import atomic
 
 TICK_SIZE = 10  # every text on the figure is at least this size
 

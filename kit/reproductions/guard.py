@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import boundary
+from kit.core import boundary
 from kit.guard.conformal import rule as conformal
 from kit.guard.conformal.calibration import load_calibration
 
@@ -236,7 +236,7 @@ def _transfer_table(pairs: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, dict[
     Items are split in half (seeded): taus are fitted on the calibration half and every catch
     rate and review budget (flag rate on supported pairs) is measured on the other half.
     """
-    from kit.errors import ConfigError
+    from kit.core.errors import ConfigError
     from kit.guard.training.pairs import NEG_TYPES
     from kit.stats.wilson import wilson_ci
 

@@ -27,7 +27,7 @@ import pandas as pd
 from kit.certify import composition, distance, sensitivity
 from kit.certify.nuisance import SystemNuisance, nuisance_radius
 from kit.registry.loaders import published_constants
-from kit.schema import validate_frame
+from kit.core.schema import validate_frame
 
 CHAIN_SEED = 15  # Table 15
 N_CHAINS = 200

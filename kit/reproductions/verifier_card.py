@@ -15,7 +15,7 @@ import pandas as pd
 
 from kit.guard.evaluation.card_report import loso_table, read_loso_cards, validation_table
 from kit.guard.verifiers.load import load_card
-from kit.schema import validate_frame
+from kit.core.schema import validate_frame
 
 
 def verifier_validation(raw: Path, verifier_nli_dir: Path) -> dict[str, pd.DataFrame]:

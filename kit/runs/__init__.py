@@ -8,7 +8,7 @@
 * :mod:`kit.runs.extract` -- claims and citations from an answer and its reference list.
 
 Harness logs (inspect_ai, lm-evaluation-harness, any JSONL) become v2 records in
-:mod:`kit.importers`. The layering (docs/architecture.md) puts this package below the domains
+:mod:`kit.runs.importers`. The layering (docs/architecture.md) puts this package below the domains
 that read runs (guard, grade, audit): it imports the ground floor and :mod:`kit.corpus` (and,
-until step 3 moves the citation-marker tokenizer here, :mod:`kit.guard.citations`).
+until step 3 moves the citation-marker tokenizer here, :mod:`kit.runs.citations`).
 """

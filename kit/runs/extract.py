@@ -1,7 +1,7 @@
 """Claims and their citations from a run-format v2 record (pure).
 
 A v2 run gives its claims explicitly (``claims: [{text, cites}]``) or leaves them to be read from
-the answer. Reading uses the marker parser of :mod:`kit.guard.citations` against the run's
+the answer. Reading uses the marker parser of :mod:`kit.runs.citations` against the run's
 reference list: the ``citations`` entries (by ``key`` and by id) and the numbered or author-year
 entries of a ``References`` / ``Sources`` section at the end of the answer. A numeric marker
 naming no entry is kept on its claim as ``unresolved`` (a fabricated reference), never dropped.
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kit.corpus.identifiers import SCHEMES, canonical, find_identifiers
-from kit.guard.citations import author_year_key, identifier_ref, parse_answer
+from kit.runs.citations import author_year_key, identifier_ref, parse_answer
 from kit.runs.model import Citation, RunClaim
 
 SCHEME_ID_TYPE = {s.lower(): s for s in SCHEMES} | {"other": "OTHER"}
@@ -50,7 +50,7 @@ def identifiers_in(text: str) -> list[tuple[str, str]]:
     URL of no other scheme counts only when the text names no other identifier. Every URL is
     read here: an entry of the answer's reference list is a reference by its place, so a web
     page it gives is that reference's identifier (URLs in the answer's prose are citations only
-    when scholarly, :func:`kit.guard.citations.find_citations`)."""
+    when scholarly, :func:`kit.runs.citations.find_citations`)."""
     found: list[tuple[str, str]] = []
     for a, b, ident in find_identifiers(text):
         written = ident.value if ident.scheme == "DOI" else text[a:b]

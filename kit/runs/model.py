@@ -6,7 +6,7 @@ the ordered tool calls (:class:`ToolCall`) and the harness's fate of the run
 (:data:`RUN_STATUSES`). The formats that produce it live beside it: :mod:`kit.runs.v1`
 (``schemas/json/agent_run.schema.json``), :mod:`kit.runs.v2`
 (``schemas/json/agent_run.v2.schema.json``) and the importers of other harnesses' logs
-(:mod:`kit.importers`); files are read by :mod:`kit.runs.reader` (docs/runs.md).
+(:mod:`kit.runs.importers`); files are read by :mod:`kit.runs.reader` (docs/runs.md).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kit.corpus.identifiers import Identifier, canonical
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 TOOL_STATUSES = ("ok", "error", "timeout")
 RUN_STATUSES = ("ok", "error", "limit")

@@ -3,7 +3,7 @@
 One reader for ``kit audit`` and ``kit grade``: a JSONL file whose lines are v1 records
 (:func:`kit.runs.v1.run_from_dict`) or v2 records (:func:`kit.runs.v2.run_v2_from_dict`),
 told apart by the ``format_version`` field, all returned as the audit's
-:class:`~kit.runs.model.AgentRun`. Every problem becomes an :class:`~kit.errors.InputError`
+:class:`~kit.runs.model.AgentRun`. Every problem becomes an :class:`~kit.core.errors.InputError`
 naming file, line and field (the CLI's exit 2) -- or, with ``on_error="skip"``, a counted skip.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit import boundary
-from kit.errors import ConfigError, InputError, Location
+from kit.core import boundary
+from kit.core.errors import ConfigError, InputError, Location
 from kit.runs.model import DEFAULT_MAX_ANSWER_CHARS, AgentRun
 from kit.runs.v1 import run_from_dict
 
@@ -61,7 +61,7 @@ def read_runs(
     or a v2 record (``agent_run.v2.schema.json``, a line with ``format_version``), in any mix.
 
     Blank lines are ignored. Non-UTF-8 bytes, invalid JSON, NaN/Infinity anywhere, nesting
-    deeper than :data:`kit.boundary.MAX_DEPTH`, a missing or ill-typed field, an
+    deeper than :data:`kit.core.boundary.MAX_DEPTH`, a missing or ill-typed field, an
     answer over ``max_answer_chars`` and a duplicate ``run_id`` are each an error naming the
     line and field (``on_error="raise"``) or a counted skip (``on_error="skip"``; the first
     occurrence of a duplicated run_id is kept, later ones skipped). A file without a single

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 from kit.runs.model import (
     DEFAULT_MAX_ANSWER_CHARS,
     TOOL_STATUSES,

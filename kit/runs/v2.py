@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kit.errors import InputError, Location
-from kit.guard.citations import identifier_ref
+from kit.core.errors import InputError, Location
+from kit.runs.citations import identifier_ref
 from kit.runs.extract import (
     claims_from_answer,
     marker_citation,
@@ -41,7 +41,7 @@ def _fail(source: str, line: int, column: str, message: str, reason: str = "bad_
 def _schema_check(obj: Any, source: str, line: int) -> None:
     import jsonschema
 
-    from kit.schema import load_json_schema
+    from kit.core.schema import load_json_schema
 
     validator = jsonschema.Draft202012Validator(load_json_schema(SCHEMA))
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 from kit.stats.bootstrap import BootstrapCI, bootstrap_ci, cluster_bootstrap_ci
 
 

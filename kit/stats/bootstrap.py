@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 
 @dataclass(frozen=True)

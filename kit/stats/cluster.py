@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 VARIANCES = ("cr1", "cr2", "crv3")
 # Floating-point resolution of an se on the [0, 1] score scale: the rounding error of the sums

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 from kit.stats.bootstrap import cluster_bootstrap_ci
 from kit.stats.roc import auc_score
 

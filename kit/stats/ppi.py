@@ -52,7 +52,7 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 
 @dataclass(frozen=True)

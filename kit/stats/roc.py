@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm, rankdata
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import itertools
 
 import numpy as np
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 from kit.stats.cluster import SE_FLOOR, ClusterT, cluster_sums, cluster_t, variance_weights
 
 TIE_MARGIN = 1e-9  # relative widening of c (ties and rounding never certify)

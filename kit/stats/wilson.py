@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from scipy.stats import norm
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 
 @dataclass(frozen=True)

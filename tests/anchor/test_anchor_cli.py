@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "anchor"

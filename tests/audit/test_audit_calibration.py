@@ -16,7 +16,7 @@ from audit_helpers import audit_args, invoke
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 IDS = ("guarantee-statement", "guarantee-condition", "calibration-source", "false-flag-rate",
        "review-budget", "shift-check")  # fmt: skip

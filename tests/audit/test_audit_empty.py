@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kit.cli import cli
-from kit.schema import load_schema, read_table, schema_names, validate_frame, validate_json
+from kit.core.schema import load_schema, read_table, schema_names, validate_frame, validate_json
 
 
 def _invoke(*args: str) -> Result:

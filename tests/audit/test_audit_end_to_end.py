@@ -11,8 +11,8 @@ import pandas as pd
 from audit_helpers import AGENT, AuditRun, audit_args, invoke
 from browser import artifact, dump_dom, screenshot
 
-from kit.release.receipts import verify_chain
-from kit.schema import read_table, validate_json
+from kit.core.receipts import verify_chain
+from kit.core.schema import read_table, validate_json
 
 
 def _summary(run: AuditRun) -> dict:

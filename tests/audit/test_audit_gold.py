@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from audit_helpers import AuditRun, invoke
 
-from kit.schema import read_table, validate_json
+from kit.core.schema import read_table, validate_json
 
 
 def _gold(audited: AuditRun, planted_dir: Path, n_cites: int = 20, seed: int = 0) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from audit_helpers import invoke
 from llm_server import MODEL, serve
 
 from kit.grade.judge_prompt import DEFAULT_TEMPLATE
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 
 def test_audit_with_an_llm_card_and_a_warm_store_asks_nothing(

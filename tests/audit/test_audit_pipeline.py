@@ -26,7 +26,7 @@ from kit.grade.citation_audit import (
 from kit.runs.model import Citation
 from kit.runs.v1 import run_from_dict
 from kit.runs.v2 import run_v2_from_dict
-from kit.schema import read_table, validate_json
+from kit.core.schema import read_table, validate_json
 
 REPO = Path(__file__).resolve().parents[2]
 V1 = REPO / "examples" / "grade" / "runs.jsonl"

@@ -22,7 +22,7 @@ from kit.cli import cli
 from kit.grade.citation_audit import AgentRead, SupportRule, score_support
 from kit.runs.model import Citation
 from kit.runs.v2 import run_v2_from_dict
-from kit.schema import read_table, validate_json
+from kit.core.schema import read_table, validate_json
 
 LACE = "Mitochondria move to the nucleus during developmental programmed cell death in lace plant."
 SNELLEN = "Snellen charts overestimate visual acuity compared with Landolt C."

@@ -48,7 +48,7 @@ from kit.grade.judge_prompt import DEFAULT_TEMPLATE as JUDGE_TEMPLATE
 from kit.guard.scoring.windows import passage_windows
 from kit.guard.verifiers.llm_card import LLM_WINDOW
 from kit.guard.verifiers.llm_prompt import DEFAULT_TEMPLATE, render
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 pytestmark = pytest.mark.slow
 

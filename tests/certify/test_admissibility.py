@@ -15,7 +15,7 @@ from kit.certify.design import PerReadout, parse_design
 from kit.certify.engine import certify_board
 from kit.certify.nuisance import SystemNuisance, largest_admissible_L_M, nuisance_radius
 from kit.certify.simulate import simulate_board
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 MISMATCH = PairConditions(False, True, True, True)
 

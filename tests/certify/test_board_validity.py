@@ -16,7 +16,7 @@ from kit.certify.engine import prepare_board
 from kit.certify.simulate import simulate_board, unequal_sizes
 from kit.certify.validity import _synthetic, board_shape, validity_report
 from kit.cli import cli
-from kit.schema import read_table, validate_frame
+from kit.core.schema import read_table, validate_frame
 
 NULL5 = dict.fromkeys("ABCDE", 0.0)
 

@@ -16,7 +16,7 @@ from kit.certify.engine import prepare_board
 from kit.certify.simulate import simulate_board
 from kit.certify.validity import validity_report
 from kit.cli import cli
-from kit.parallel import SerialMap, split
+from kit.core.parallel import SerialMap, split
 
 EFFECTS = {"A": 0.04, "B": 0.0, "C": 0.0, "D": -0.03}
 

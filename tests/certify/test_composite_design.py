@@ -12,8 +12,8 @@ from kit.certify.composite import composite, normalise_quality, normalise_style
 from kit.certify.design import parse_design
 from kit.certify.engine import certify_board
 from kit.certify.simulate import simulate_board
-from kit.errors import ConfigError, InputError
-from kit.schema import read_yaml, validate_json
+from kit.core.errors import ConfigError, InputError
+from kit.core.schema import read_yaml, validate_json
 
 REPO = Path(__file__).resolve().parents[2]
 

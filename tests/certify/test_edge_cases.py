@@ -17,9 +17,9 @@ from kit.certify.design import PerReadout, parse_design
 from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board
 from kit.cli import cli
-from kit.errors import ConfigError, InputError
-from kit.report.tables import to_csv
-from kit.schema import read_table, validate_frame
+from kit.core.errors import ConfigError, InputError
+from kit.core.tables import to_csv
+from kit.core.schema import read_table, validate_frame
 from kit.stats.cluster import SE_FLOOR
 
 

@@ -13,8 +13,8 @@ from kit.certify.design import parse_design
 from kit.certify.engine import certify_board
 from kit.certify.simulate import simulate_board
 from kit.cli import cli
-from kit.errors import InputError
-from kit.schema import read_table, validate_frame
+from kit.core.errors import InputError
+from kit.core.schema import read_table, validate_frame
 from kit.stats.cluster import cluster_t
 
 EFFECTS = {"A": 0.1, "B": 0.0, "C": 0.0, "D": -0.1}

@@ -19,8 +19,8 @@ from kit.certify.design import DEFAULT_MULTIPLICITY, parse_design
 from kit.certify.engine import certify_board, pair_verdicts, prepare_board
 from kit.certify.simulate import simulate_board
 from kit.cli import cli
-from kit.errors import ConfigError
-from kit.schema import read_table
+from kit.core.errors import ConfigError
+from kit.core.schema import read_table
 
 NULL = dict.fromkeys("ABCDE", 0.0)
 READOUTS = ("r1", "r2", "r3")

@@ -12,7 +12,7 @@ from kit.certify.engine import certify_board, pair_verdicts, prepare_board
 from kit.certify.inference import DEFAULT_INFERENCE
 from kit.certify.inference_study import inference_study
 from kit.certify.simulate import simulate_board, unequal_sizes
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 
 @pytest.mark.parametrize("k", [4, 6, 8, 12, 23])

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from kit.certify.design import ASSUMED_LABEL, parse_design
 from kit.certify.engine import certify_board
 from kit.cli import cli
-from kit.errors import ConfigError, InputError
-from kit.schema import read_table, validate_json
+from kit.core.errors import ConfigError, InputError
+from kit.core.schema import read_table, validate_json
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "certify"
@@ -127,7 +127,7 @@ def test_cluster_column_problems_exit_2(tmp_path: Path) -> None:
 
 def test_missing_score_is_a_counted_failed_run_like_the_full_format() -> None:
     from kit.certify.plain import plain_to_long
-    from kit.schema import validate_frame
+    from kit.core.schema import validate_frame
 
     fail = ((3, "A"), (7, "A"), (7, "B"), (12, "C"))
     table = plain_table(seed=2, fail=fail).rename(columns={"source": "cluster"})

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kit.certify.ranks import rank_intervals, transitive_closure
-from kit.errors import InputError
+from kit.core.errors import InputError
 
 
 def _brute(above: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

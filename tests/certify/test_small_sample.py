@@ -17,7 +17,7 @@ from scipy import stats
 
 from kit.certify.design import parse_design
 from kit.certify.inference import sampling_radius
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.stats.cluster import cluster_t
 from kit.stats.signflip import signflip_t
 

@@ -7,7 +7,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.stats.cluster import cluster_t, naive_t
 
 

@@ -17,8 +17,8 @@ from kit.corpus.coverage import parse_coverage
 from kit.corpus.identifiers import Identifier, canonical
 from kit.corpus.store import CorpusChain, DiskCorpus
 from kit.corpus.synthetic import SynthRecord, write_medline
-from kit.errors import ConfigError, InputError
-from kit.schema import read_table, validate_json
+from kit.core.errors import ConfigError, InputError
+from kit.core.schema import read_table, validate_json
 
 COVERAGE = "PMID=complete:100-110"
 

@@ -15,7 +15,7 @@ from kit.corpus.identifiers import (
     strip_trailing,
     unwrap,
 )
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 LANCET = "10.1016/s0140-6736(20)30183-5"
 

@@ -6,7 +6,7 @@ import pytest
 
 from kit.corpus.coverage import Coverage, Resolution, decide, parse_coverage
 from kit.corpus.identifiers import Identifier, canonical, normalise_url, numeric
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 
 @pytest.mark.parametrize(

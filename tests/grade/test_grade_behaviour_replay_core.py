@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kit.errors import IntegrityError
+from kit.core.errors import IntegrityError
 from kit.grade.behaviour import behaviour_rates, lexical_non_attempt, run_behaviour
 from kit.grade.frozen_core import all_roster_fail, churn, decode_agreement
 from kit.grade.replay import (

@@ -9,7 +9,7 @@ from scipy.stats import spearmanr
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from kit.errors import InputError, IntegrityError
+from kit.core.errors import InputError, IntegrityError
 from kit.grade.checklist import (
     Checklist,
     Criterion,

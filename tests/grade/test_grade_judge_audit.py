@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.grade.checklist import Criterion
 from kit.grade.citation_audit import (
     SetResolver,

@@ -19,7 +19,7 @@ from test_llm_judge import CHECKLISTS, RUNS, import_judge, invoke, ref_kappa
 
 from kit.grade.judge_prompt import DEFAULT_TEMPLATE, render
 from kit.grade.llm_judge import load_judge_card
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 
 def _examples() -> tuple[list[dict], dict[str, dict]]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.stats.bootstrap import cluster_bootstrap_ci
 from kit.stats.crossval_auc import crossval_auc, verdict_of, within_fold_auc
 from kit.stats.roc import auc_score

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import InputError
+from kit.core.errors import InputError
 from kit.guard.pipeline import AnswerRecord, guard_answers, read_answers
 from kit.guard.verifiers.load import load_verifier
 from tests.release.sealing import check_sealed_folder

@@ -8,7 +8,7 @@ from scipy.stats import mannwhitneyu
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.stats import agreement as ag
 from kit.stats.bootstrap import bootstrap_ci, cluster_bootstrap_mean
 from kit.stats.roc import matched_catch_comparison, roc_auc

@@ -207,7 +207,7 @@ def test_catalog_build_is_byte_reproducible(registry_raw: Path, tmp_path: Path) 
 
 
 def test_fix_identifier_refuses_an_unknown_layout(tmp_path: Path) -> None:
-    from kit.errors import ConfigError
+    from kit.core.errors import ConfigError
     from kit.registry.duckdb_file import fix_identifier, header_checksum
 
     db = tmp_path / "x.duckdb"

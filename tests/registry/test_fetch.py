@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import InputError, IntegrityError
+from kit.core.errors import InputError, IntegrityError
 from kit.registry import fetch as fetch_mod
 from kit.registry.sources import all_files, load_sources
 

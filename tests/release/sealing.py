@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.release import receipts
+from kit.core import receipts
 
 
 def positions(n: int, spread: int = 25) -> list[int]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.release import container
 
 

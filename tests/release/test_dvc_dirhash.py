@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.errors import InputError
+from kit.core.errors import InputError
 from kit.registry.sources import REPO_ROOT
 from kit.release import dvc_hash
 

@@ -10,7 +10,7 @@ from _release_tree import NONREDIST_FILE, RAW_FILES, git, make_tree
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import IntegrityError
+from kit.core.errors import IntegrityError
 from kit.registry.licences import check_exportable
 from kit.registry.sources import load_sources
 from kit.release import manifest as man

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from kit.commands.sealed import sealed_output
 from kit.registry.sources import REPO_ROOT
-from kit.release import receipts
+from kit.core import receipts
 
 READINGS: list[float] = []
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kit import atomic
+from kit.core import atomic
 from kit.cli import cli
-from kit.errors import KitError
-from kit.release import receipts
+from kit.core.errors import KitError
+from kit.core import receipts
 
 DESIGN = "alpha: 0.05\n"
 

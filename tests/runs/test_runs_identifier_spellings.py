@@ -8,7 +8,7 @@ import pytest
 
 from kit.corpus.identifiers import canonical
 from kit.grade.citation_audit import claim_for
-from kit.guard.citations import find_citations
+from kit.runs.citations import find_citations
 from kit.runs.extract import identifiers_in
 from kit.runs.model import Citation
 from kit.runs.v2 import run_v2_from_dict

@@ -596,7 +596,7 @@ def mutations(fmt: Format) -> dict[str, Callable[[bytes, Pick], bytes]]:
     if fmt.name.startswith("inspect-ai"):
         # inspect_ai writes NaN/Infinity itself (ser_json_inf_nan="constants": a metric's stderr
         # on one sample is NaN), so they are valid in its logs; what the importer writes is
-        # checked by the v2 reader and json.dumps(allow_nan=False) (kit.importers.common)
+        # checked by the v2 reader and json.dumps(allow_nan=False) (kit.runs.importers.common)
         del out["non_finite"]
     if (fmt.kind == "jsonl" and fmt.name != "replay cache") or fmt.name.startswith("calibration"):
         # an empty replay cache is a valid cache that answers nothing (`replay check` exits 1)

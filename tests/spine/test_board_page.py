@@ -162,7 +162,7 @@ def test_certify_keeps_its_context_and_the_page_needs_no_design(tmp_path: Path) 
     and synthetic.json, sealed with the rest; kit report board then shows alpha without
     --design, labels the SYNTHETIC board, and --design still overrides."""
     from kit import __version__
-    from kit.hashing import file_sha256
+    from kit.core.hashing import file_sha256
 
     runner = CliRunner()
     scores = tmp_path / "s.csv"

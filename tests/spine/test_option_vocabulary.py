@@ -4,7 +4,7 @@ Walks every command of ``kit`` (the lazy groups of kit/commands/__init__.py reso
 on: an option without help text, an argument its command's help does not describe, an option
 name outside the vocabulary, an old spelling that is not a declared deprecated alias (or a
 declared one that is missing), two spellings of one parameter, a ``--format`` offering another
-choice set than kit.report.tables.FORMATS, and a rendered ``--help`` that shows a default as an
+choice set than kit.core.tables.FORMATS, and a rendered ``--help`` that shows a default as an
 absolute path or names this machine's checkout or home folder.
 """
 
@@ -27,7 +27,7 @@ from kit.commands.vocabulary import (
     canonical_names,
     markdown,
 )
-from kit.report.tables import FORMATS
+from kit.core.tables import FORMATS
 
 ROOT = Path(__file__).resolve().parents[2]
 

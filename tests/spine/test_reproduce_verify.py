@@ -9,7 +9,7 @@ import pandas as pd
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.release import receipts
+from kit.core import receipts
 from kit.release.compare import compare_tables
 from kit.release.reproduce import load_declarations
 

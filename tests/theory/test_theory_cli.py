@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from kit.cli import cli
 from kit.release.reproduce import load_declarations
 from kit.reproductions import theory as R
-from kit.schema import read_table
+from kit.core.schema import read_table
 
 
 def run(args: list[str]) -> tuple[int, str]:
@@ -198,7 +198,7 @@ def test_controllability_reproduction(tmp_path: Path) -> None:
 
 
 def test_theory_schemas_load() -> None:
-    from kit.schema import load_schema, schema_names
+    from kit.core.schema import load_schema, schema_names
 
     names = [n for n in schema_names() if n.startswith("theory_")]
     assert len(names) >= 15

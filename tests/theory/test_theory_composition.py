@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import wasserstein_distance
 
 from kit.certify import composition as C
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 
 def test_recursion_equals_product_form() -> None:

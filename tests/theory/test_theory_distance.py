@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import wasserstein_distance
 
 from kit.certify import distance as D
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 GAMMA, BETA = 0.9, 0.5
 LABELS = ("search", "read", "write")

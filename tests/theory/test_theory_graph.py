@@ -9,7 +9,7 @@ import ot
 import pytest
 
 from kit.certify import graph as G
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 
 def review() -> G.ClaimGraph:

@@ -8,7 +8,7 @@ from scipy.optimize import linprog
 
 from kit.certify import sensitivity as S
 from kit.certify.nuisance import SystemNuisance, nuisance_radius
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 
 def _runs(rng: np.random.Generator, n: int = 80) -> tuple[np.ndarray, np.ndarray]:

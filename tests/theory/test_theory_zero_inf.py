@@ -22,7 +22,7 @@ from kit.certify import composition as C
 from kit.certify.extended_reals import prod, times
 from kit.certify.nuisance import SystemNuisance, largest_admissible_L_M, nuisance_radius
 from kit.cli import cli
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 INF = math.inf
 

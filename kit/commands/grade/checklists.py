@@ -21,7 +21,7 @@ from kit.commands.options import (
     table_out_format_option,
 )
 from kit.commands.sealed import sealed_file
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.grade.reader import read_checklists
 
 
@@ -143,7 +143,7 @@ def checklist_cmd(
     Example: kit grade checklist verdicts.csv --checklists checklists.jsonl --rates --format markdown
     """
     from kit.grade.checklist import judge_agreement_table, score_verdicts, solve_rates
-    from kit.schema import read_table
+    from kit.core.schema import read_table
 
     cls = read_checklists(checklists)
     table = read_table(verdicts, "grade_verdicts")
@@ -194,7 +194,7 @@ def frozen_core_cmd(
     Example: kit grade frozen-core scores.csv --roster GLM-5.1,Qwen3.6,DeepSeek-V4 --second redecode.csv
     """
     from kit.grade.frozen_core import core_summary, core_table
-    from kit.schema import read_table
+    from kit.core.schema import read_table
 
     names = [r.strip() for r in roster.split(",") if r.strip()]
     if not names:

@@ -18,7 +18,7 @@ from kit.commands.options import (
     table_out_format_option,
 )
 from kit.commands.sealed import sealed_file
-from kit.report.tables import emit as emit_table
+from kit.core.tables import emit as emit_table
 
 
 @click.command("audit-citations")

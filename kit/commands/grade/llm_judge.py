@@ -145,8 +145,8 @@ def judge_swap_cmd(
     """
     from kit.grade.judge_swap import judge_swap
     from kit.grade.reader import read_checklists
-    from kit.report.tables import write_table
-    from kit.schema import read_table, validate_frame
+    from kit.core.tables import write_table
+    from kit.core.schema import read_table, validate_frame
 
     cls = read_checklists(checklists)
     swap = judge_swap(
@@ -253,7 +253,7 @@ def validate_judge_cmd(
     from kit.guard.evaluation.validation import VALIDATION_SCHEMA
     from kit.guard.verifiers.validate_card import validation_lines, write_validated_card
     from kit.runs.reader import read_runs
-    from kit.schema import validate_json
+    from kit.core.schema import validate_json
 
     read = read_runs(runs, max_answer_chars, "raise")
     card, entry, left_out = validate_judge(

@@ -12,7 +12,7 @@ import click
 from kit.commands.options import PathDefault
 from kit.commands.sealed import sealed_output
 from kit.registry.fetch import DEFAULT_DEST
-from kit.report.tables import emit, render
+from kit.core.tables import emit, render
 
 
 @click.command("planted")

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from kit import atomic
+from kit.core import atomic
 from kit.commands.options import (
     PathDefault,
     echo_table,
@@ -21,7 +21,7 @@ from kit.commands.options import (
     table_out_format_option,
 )
 from kit.commands.sealed import sealed_file
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.grade.behaviour import behaviour_rates, run_behaviour, run_list
 from kit.registry.catalog import DEFAULT_DB
 from kit.runs.reader import RunsRead, read_runs

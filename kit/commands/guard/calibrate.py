@@ -12,10 +12,11 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit import __version__, atomic
+from kit import __version__
+from kit.core import atomic
 from kit.commands.options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_file
-from kit.errors import ConfigError, InputError, Location
+from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
 
@@ -116,8 +117,8 @@ def calibrate_cmd(
     from kit.guard.training.adapt import check_disjoint
     from kit.guard.verifiers.card import card_identity
     from kit.guard.verifiers.load import load_verifier
-    from kit.hashing import file_sha256
-    from kit.schema import validate_json
+    from kit.core.hashing import file_sha256
+    from kit.core.schema import validate_json
 
     extra = parse_label_map(label_map)
     frame, types = _read_labelled(labelled, extra)

@@ -34,7 +34,7 @@ CONSOLE_LOSO = [
 
 
 def _render(frame: pd.DataFrame, fmt: str, title: str, console: list[str]) -> str:
-    from kit.report.tables import render, to_console
+    from kit.core.tables import render, to_console
 
     if fmt == "table":
         return to_console(frame[console], title=title)

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from kit.commands.options import EVAL_FORMATS, labelled_scores_options, table_stem
-from kit.errors import ConfigError, InputError, Location
-from kit.schema import validate_frame
+from kit.core.errors import ConfigError, InputError, Location
+from kit.core.schema import validate_frame
 
 
 def _aligned(a: pd.DataFrame, b: pd.DataFrame, path_a: Path, path_b: Path) -> pd.DataFrame:
@@ -78,7 +78,7 @@ def compare_cmd(
         parse_label_map,
         read_scores_table,
     )
-    from kit.report.tables import render, write_table
+    from kit.core.tables import render, write_table
 
     if names and len(names) != 2:
         raise ConfigError("bad_parameter", f"give --name twice (A, then B); got {len(names)}")

@@ -11,7 +11,7 @@ from kit.commands.options import (
     labelled_scores_options,
     table_stem,
 )
-from kit.schema import validate_frame
+from kit.core.schema import validate_frame
 
 
 @click.command("evaluate")
@@ -53,7 +53,7 @@ def evaluate_cmd(
       kit guard evaluate scifact.parquet --label-map "SUPPORT=entailment,NOINFO=neutral" --out reports/
     """
     from kit.guard.evaluation.table import evaluate_table
-    from kit.report.tables import render, write_table
+    from kit.core.tables import render, write_table
 
     ev = evaluate_table(
         scores,

@@ -13,7 +13,7 @@ import click
 
 from kit.commands.options import endpoint_request_options
 from kit.commands.sealed import sealed_output
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.evaluation.card_report import card_lines
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kit import atomic
+from kit.core import atomic
 from kit.commands.options import (
     EVAL_FORMATS,
     GUARD_FLOAT_FMT,
@@ -16,8 +16,8 @@ from kit.commands.options import (
     variant_option,
 )
 from kit.commands.sealed import sealed_output
-from kit.report.tables import to_csv
-from kit.schema import validate_frame
+from kit.core.tables import to_csv
+from kit.core.schema import validate_frame
 
 
 @click.command("panel")
@@ -93,7 +93,7 @@ def panel_cmd(
     from kit.guard.evaluation.panel import agreement_line, panel
     from kit.guard.scoring.pairtable import read_pair_table
     from kit.guard.verifiers.load import load_verifier
-    from kit.report.tables import write_table
+    from kit.core.tables import write_table
 
     def load(spec: str) -> object:
         return load_verifier(spec, variant, device, batch_size, progress=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kit import atomic
+from kit.core import atomic
 from kit.commands.options import (
     GUARD_FLOAT_FMT,
     json_dump,
@@ -15,7 +15,7 @@ from kit.commands.options import (
     verifier_options,
 )
 from kit.commands.sealed import sealed_output
-from kit.report.tables import to_csv
+from kit.core.tables import to_csv
 
 
 @click.command("run")

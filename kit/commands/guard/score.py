@@ -13,8 +13,8 @@ from kit.commands.options import (
     verifier_options,
 )
 from kit.commands.sealed import sealed_file
-from kit.errors import ConfigError
-from kit.schema import validate_frame
+from kit.core.errors import ConfigError
+from kit.core.schema import validate_frame
 
 
 @click.command("score")
@@ -79,7 +79,7 @@ def score_cmd(
     )
     from kit.guard.scoring.score_store import open_scorer
     from kit.guard.verifiers.load import load_verifier
-    from kit.parallel import Engine
+    from kit.core.parallel import Engine
 
     spec = Engine(engine, ray_address, ray_workers, ray_connect_timeout)
     table_format(out, "output table")

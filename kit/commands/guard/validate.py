@@ -103,7 +103,7 @@ def validate_cmd(
         validation_lines,
         write_validated_card,
     )
-    from kit.schema import validate_json
+    from kit.core.schema import validate_json
 
     folder = resolve_verifier(verifier)
     card, entry = validate_verifier(

@@ -36,12 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from kit import boundary
-from kit.errors import ConfigError, InputError, Location, check_param
+from kit.core import boundary
+from kit.core.errors import ConfigError, InputError, Location, check_param
 from kit.guard.conformal.rule import Threshold, rank_of
 from kit.guard.verifiers.card import card_identity, identity_entry
 from kit.registry.fetch import DEFAULT_DEST, raw_path
-from kit.schema import read_table
+from kit.core.schema import read_table
 from kit.stats.wilson import wilson_ci
 
 ALIASES = {"qasa": "citation-guard/qasa_calibration_scores.json"}
@@ -291,8 +291,8 @@ def build_artifact(
 
 
 def _from_artifact(obj: dict[str, Any], path: Path) -> CalibrationSet:
-    from kit.errors import IntegrityError
-    from kit.schema import validate_json
+    from kit.core.errors import IntegrityError
+    from kit.core.schema import validate_json
 
     validate_json(obj, "guard_calibration_artifact", str(path))
     got = artifact_seal(obj)

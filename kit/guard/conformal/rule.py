@@ -15,7 +15,7 @@ at random), so P(s_new <= s_(k)) >= k / (n + 1) >= 1 - alpha: at least 1 - alpha
 unsupported citations are caught, marginally over the calibration draw. Ties are broken
 conservatively -- flag uses ``<=``, so a tie with tau is always flagged, which can only raise
 the catch rate. When k > n no calibration score is high enough to carry the guarantee and the
-rule refuses (:class:`kit.errors.ConfigError`) instead of returning tau = max or +inf silently.
+rule refuses (:class:`kit.core.errors.ConfigError`) instead of returning tau = max or +inf silently.
 
 Floating point: (n + 1)(1 - alpha) is computed in binary floating point, so for alpha on a
 decimal grid an exact integer can come out as 490.00000000000006 and the ceiling jumps by one.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 
 _EPS = 1e-9
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 METHOD = (
     "two-sample Kolmogorov-Smirnov test (black-box shift detection, Rabanser et al. 2019) of the "

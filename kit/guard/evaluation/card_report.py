@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 from kit.guard.verifiers.build_record import read_build_record
 from kit.guard.verifiers.load import load_card
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 from kit.guard.evaluation.evaluate import CLASSES, POSITIVE, negative_subsets
 from kit.stats.bootstrap import cluster_bootstrap_ci
 from kit.stats.roc import auc_score, paired_auc_difference

@@ -38,7 +38,7 @@ from itertools import combinations
 
 import numpy as np
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 from kit.stats.agreement import cohens_kappa, gwet_ac1, specific_agreement
 from kit.stats.bootstrap import bootstrap_ci, cluster_bootstrap_ci
 from kit.stats.roc import auc_score, roc_auc

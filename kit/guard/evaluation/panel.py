@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit.errors import ConfigError, InputError
+from kit.core.errors import ConfigError, InputError
 from kit.guard.evaluation.evaluate import (
     PairAgreement,
     auc_estimate,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit.errors import ConfigError, InputError, Location
+from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.evaluation.evaluate import Estimate, evaluate_scores
 from kit.guard.scoring.pairtable import (
     group_values,

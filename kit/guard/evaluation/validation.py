@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 from kit.stats.roc import roc_auc
 from kit.stats.wilson import wilson_ci
 

@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import atomic, boundary
-from kit.errors import ConfigError, InputError, Location
+from kit.core import atomic, boundary
+from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.evaluation.evaluate import CLASSES, canonical_label, check_label_map
-from kit.report.tables import to_csv
-from kit.schema import validate_frame
+from kit.core.tables import to_csv
+from kit.core.schema import validate_frame
 
 PAIR_SCHEMA = "guard_pair_table"
 SCORES_SCHEMA = "guard_pair_scores"

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from kit.errors import ConfigError, IntegrityError
-from kit.parallel import (
+from kit.core.errors import ConfigError, IntegrityError
+from kit.core.parallel import (
     CONNECT_TIMEOUT,
     ENGINES,
     EXTRA_HINT,
@@ -166,11 +166,11 @@ def ray_engine(
 ) -> Iterator[int]:
     """Within the block, ``verifier`` runs its graph on Ray; yields the number of actors.
 
-    ``address`` and ``timeout``: see :func:`kit.parallel.ray_session` (None: the Ray of this
+    ``address`` and ``timeout``: see :func:`kit.core.parallel.ray_session` (None: the Ray of this
     process, else RAY_ADDRESS, else a cluster ``ray start`` recorded on this machine, else a
     local one). ``workers`` None = the cluster's CPUs / ``threads``. The local runners are put
     back on exit, and a Ray started here is shut down. A cluster lost inside the block is a
-    :class:`kit.errors.ClusterError` (exit 2).
+    :class:`kit.core.errors.ClusterError` (exit 2).
     """
     if workers is not None and workers < 1:
         raise ConfigError("bad_parameter", f"--ray-workers must be >= 1; got {workers}")

@@ -18,7 +18,7 @@ Layout on disk (default ``data/scores/``; ``--cache-dir`` / ``KIT_CACHE_DIR``)::
     <root>/<verifier sha256>/<mode sha256>/shard-*.parquet    append-only shards
 
 Each shard (schemas/score_store_shard.yaml) is written to a temp name and renamed into place
-(:func:`kit.atomic.staged_file`), so two processes writing at once never see or leave half a
+(:func:`kit.core.atomic.staged_file`), so two processes writing at once never see or leave half a
 shard; a reader takes the union of the shards. When a key occurs in several shards (two writers
 scored the same pair), the shard first in name order wins -- names start with the write time,
 so the oldest value is kept and a rerun reads back exactly the floats an earlier run used.
@@ -51,9 +51,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import atomic
-from kit.errors import ClusterError, ConfigError, InputError, Location, check_param
-from kit.parallel import busy, report_progress
+from kit.core import atomic
+from kit.core.errors import ClusterError, ConfigError, InputError, Location, check_param
+from kit.core.parallel import busy, report_progress
 from kit.registry.fetch import REPO_ROOT
 
 FORMAT = 1
@@ -186,7 +186,7 @@ def read_shard(path: Path) -> dict[bytes, Entry]:
 
 def read_shard_notes(path: Path) -> tuple[dict[bytes, Entry], dict[bytes, str]]:
     """The entries and notes of one shard, validated against schemas/score_store_shard.yaml."""
-    from kit.schema import validate_frame
+    from kit.core.schema import validate_frame
 
     try:
         frame = pd.read_parquet(path)
@@ -245,7 +245,7 @@ def write_shard(
 ) -> Path:
     """Write ``entries`` (and their ``notes``) as one new shard, atomically (temp name, then
     rename)."""
-    from kit.schema import validate_frame
+    from kit.core.schema import validate_frame
 
     path = folder / _shard_name(stamp)
     frame = validate_frame(shard_frame(entries, notes), "score_store_shard", str(path))
@@ -420,7 +420,7 @@ class StoredScorer:
     store: ScoreStore
     hits: int = 0
     misses: int = 0
-    engine: Any = None  # a kit.parallel.Engine: where misses are scored (None: this process)
+    engine: Any = None  # a kit.core.parallel.Engine: where misses are scored (None: this process)
     device: str = "cpu"
     _engaged: contextlib.ExitStack | None = field(default=None, repr=False)
 
@@ -572,7 +572,7 @@ def open_scorer(
     """``verifier`` wrapped by the store partition of its identity sha256 (an ONNX card's weights
     sha256; an LLM card's instrument sha256) and scoring mode.
 
-    ``engine`` (a :class:`kit.parallel.Engine`; None = local): where the store's misses are
+    ``engine`` (a :class:`kit.core.parallel.Engine`; None = local): where the store's misses are
     scored. With ``ray`` the extra and the verifier are checked here (exit 2 before any work);
     Ray itself starts at the first miss, so a re-audit from a warm store never starts it. The
     scores are the same bytes either way (:mod:`kit.guard.scoring.ray_engine`), so the engine is not

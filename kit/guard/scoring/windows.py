@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kit.errors import check_param
+from kit.core.errors import check_param
 
 # Lower-case abbreviations after which a period does not end a sentence.
 _ABBREV = {

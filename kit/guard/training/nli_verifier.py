@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import atomic
-from kit.errors import ConfigError
+from kit.core import atomic
+from kit.core.errors import ConfigError
 from kit.guard.evaluation.validation import validate_group
 from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.training import train as tr

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from kit.corpus.lexical import tokenize
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 from kit.guard.reattribute import build_bm25
 from kit.guard.scoring.windows import split_sentences
 

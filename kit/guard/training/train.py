@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit import boundary
-from kit.errors import ConfigError
+from kit.core import boundary
+from kit.core.errors import ConfigError
 
 WEIGHTS_NAME = "weights.safetensors"
 CONFIG_NAME = "config.json"

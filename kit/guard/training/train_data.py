@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit import boundary
-from kit.errors import InputError, Location
+from kit.core import boundary
+from kit.core.errors import InputError, Location
 from kit.guard.evaluation.evaluate import CLASSES as LABELS
 from kit.guard.training.hard_negatives import hard_nei_pairs
 

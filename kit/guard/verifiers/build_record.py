@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kit import atomic
+from kit.core import atomic
 
 BUILD_NAME = "build.json"
 

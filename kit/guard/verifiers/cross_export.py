@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kit import atomic
+from kit.core import atomic
 from kit.guard.evaluation.evaluate import CLASSES as LABELS
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.verifiers.card import ModelCard

@@ -28,8 +28,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from kit import atomic, boundary
-from kit.errors import ConfigError
+from kit.core import atomic, boundary
+from kit.core.errors import ConfigError
 from kit.guard.verifiers.layout import CARD_NAME, FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
 
 OPSET = 17  # LayerNormalization is a standard op from opset 17

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from kit import atomic
-from kit.errors import ConfigError, InputError, Location
+from kit.core import atomic
+from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.verifiers.cross_export import attach_relatedness, scoring_text
 from kit.guard.verifiers.export import sha256_bytes

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from kit import atomic
-from kit.errors import ConfigError, InputError, IntegrityError, KitError, Location
+from kit.core import atomic
+from kit.core.errors import ConfigError, InputError, IntegrityError, KitError, Location
 from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.llm_client import Answer, ChatClient, ClientSettings, Request
@@ -187,7 +187,7 @@ def first_question_failed(base_url: str, model: str, reason: str) -> ConfigError
 
 def write_card_folder(out: Path, card: dict[str, Any], schema: str) -> None:
     """Validate ``card`` against its JSON Schema and write ``out/card.json`` atomically."""
-    from kit.schema import validate_json
+    from kit.core.schema import validate_json
 
     validate_json(card, schema, str(Path(out) / "card.json"))
     with atomic.staged_dir(out) as final:
@@ -206,7 +206,7 @@ def check_pinned_card(
     """``card`` validated against its JSON Schema, its prompt sha256 and its instrument sha256
     (over ``pinned``) recomputed, its template checked by ``check``: an edited card is an
     IntegrityError naming ``where`` (``what``: the card's instrument, for the fix)."""
-    from kit.schema import validate_json
+    from kit.core.schema import validate_json
 
     validate_json(card, schema, where)
     got = text_sha256(card["prompt_template"])

@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.verifiers.llm_prompt import first_answer_position, yes_probability, yes_share
 
 T = TypeVar("T")

@@ -22,7 +22,7 @@ import string
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 
 CLAIM_SLOT = "{claim}"
 PASSAGE_SLOT = "{passage}"

@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kit import boundary
-from kit.errors import ConfigError, InputError, Location
+from kit.core import boundary
+from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.verifiers.card import DEFAULT_WINDOW, ModelCard
 from kit.guard.verifiers.fitted_rule import (
@@ -85,7 +85,7 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
     if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm_card)
         return card
     if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
-        from kit.schema import validate_json
+        from kit.core.schema import validate_json
 
         validate_json(card["validation"], "instrument_validation", str(path))
     missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
@@ -97,8 +97,8 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
 
 
 def _checked_model(verifier_dir: Path, d: dict[str, Any], variant: str) -> tuple[Path, str]:
-    from kit.errors import IntegrityError
-    from kit.hashing import file_sha256
+    from kit.core.errors import IntegrityError
+    from kit.core.hashing import file_sha256
 
     extra = d.get("extra", {})
     if variant == "fp32":
@@ -128,8 +128,8 @@ def _relatedness(
 ) -> OnnxBiEncoder | None:
     """A cross-encoder card's companion bi-encoder (``extra.relatedness``), its card.json
     checked against the sha256 the cross-encoder's card pins; None when the card has none."""
-    from kit.errors import IntegrityError
-    from kit.hashing import file_sha256
+    from kit.core.errors import IntegrityError
+    from kit.core.hashing import file_sha256
 
     rel = extra.get("relatedness")
     if rel is None:

@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kit.errors import ConfigError, InputError, Location
+from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.batching import (
     Tokens,
@@ -65,7 +65,7 @@ from kit.guard.verifiers.rules import (
     softmax,
     two_signal_score,
 )
-from kit.progress import Progress
+from kit.core.progress import Progress
 
 
 def providers_for(device: str) -> list[str]:

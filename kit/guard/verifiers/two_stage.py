@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kit.errors import ConfigError, check_param
+from kit.core.errors import ConfigError, check_param
 from kit.guard.scoring.windows import passage_windows
 from kit.guard.verifiers.card import ModelCard
 from kit.guard.verifiers.session import best_window

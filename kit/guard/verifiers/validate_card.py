@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 CARD = "card.json"
 RECEIPTS = "receipts"
@@ -63,7 +63,7 @@ def instrument_of(card: Mapping[str, Any], kind: str | None = None) -> dict[str,
 
 def gold_block(path: Path, n_rows: int, n_items: int, unit: str, **extra: Any) -> dict[str, Any]:
     """The ``gold`` entry: the labelled sample's file name, sha256, rows, items and unit."""
-    from kit.hashing import file_sha256
+    from kit.core.hashing import file_sha256
 
     return {
         "name": path.name,

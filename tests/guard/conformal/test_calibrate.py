@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import ConfigError, IntegrityError
+from kit.core.errors import ConfigError, IntegrityError
 from kit.guard.conformal.calibration import (
     build_artifact,
     guarantee,
@@ -26,7 +26,7 @@ from kit.guard.conformal.rule import (
     mondrian_tau,
 )
 from kit.reproductions.guard import coverage_table
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 SHA = "a" * 64
 CARD = {"name": "test verifier", "onnx_sha256": "b" * 64, "scoring_rule": "s"}
@@ -212,7 +212,7 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory, tiny_cross_dir: Path) -
 
 
 def test_calibrate_writes_a_sealed_artifact(calibrated: Path, tiny_cross_dir: Path) -> None:
-    from kit.hashing import file_sha256
+    from kit.core.hashing import file_sha256
 
     art = json.loads(calibrated.read_text())
     validate_json(art, "guard_calibration_artifact", str(calibrated))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.conformal import rule as conformal
 from kit.guard.conformal.calibration import load_calibration
 from kit.reproductions import guard as repro

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.conformal import rule as conformal
 
 

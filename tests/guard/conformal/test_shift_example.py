@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from scipy.stats import ks_2samp
 
 from kit.cli import cli
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.conformal.rule import conformal_tau
 from kit.reproductions import guard_shift as gs
 from kit.stats.wilson import wilson_ci

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import ConfigError, InputError
+from kit.core.errors import ConfigError, InputError
 from kit.guard.evaluation.evaluate import LABEL_TABLE, canonical_label
 from kit.guard.scoring.pairtable import (
     normalise_labels,

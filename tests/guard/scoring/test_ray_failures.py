@@ -28,9 +28,9 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.scoring import score_store as ss
-from kit.parallel import (
+from kit.core.parallel import (
     Engine,
     connect_failure,
     parse_address,
@@ -337,7 +337,7 @@ def test_wants_ray_reads_the_engine_option() -> None:
 
 
 def _supervised(body: str) -> subprocess.CompletedProcess:
-    code = f"import os, kit.parallel as p; p.supervise(); {body}"
+    code = f"import os, kit.core.parallel as p; p.supervise(); {body}"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 
 

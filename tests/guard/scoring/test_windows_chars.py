@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.scoring.windows import (
     PAPER_CHAR_WINDOW,
     WindowSpec,

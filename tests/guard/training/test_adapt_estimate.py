@@ -147,8 +147,8 @@ def test_adaptation_schema_reads_old_cards_and_ties_improved_to_the_verdict() ->
     """schemas/json/guard_adaptation.schema.json: a card written before the within-fold
     estimate (no verdict) still validates; a new one must carry its estimate, and its
     ``improved`` must be ``verdict == "improved"``."""
-    from kit.errors import InputError
-    from kit.schema import validate_json
+    from kit.core.errors import InputError
+    from kit.core.schema import validate_json
 
     old = {
         "parent_card_sha256": "a" * 64,

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kit.errors import InputError
+from kit.core.errors import InputError
 from kit.guard.training.pairs import (
     NEG_TYPES,
     build_pairs,

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 pytest.importorskip("torch")
 
 from kit.cli import cli
-from kit.errors import ConfigError, InputError
+from kit.core.errors import ConfigError, InputError
 from kit.guard.training import train as tr
 from kit.guard.training.adapt import adapt_verifier
 from kit.guard.training.nli_verifier import train_verifier

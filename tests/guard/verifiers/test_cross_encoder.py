@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kit.errors import ConfigError, InputError, IntegrityError
+from kit.core.errors import ConfigError, InputError, IntegrityError
 from kit.guard.verifiers.load import load_verifier, resolve_verifier
 from kit.guard.verifiers.rules import class_score
 from kit.guard.verifiers.session import OnnxCrossEncoder

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from kit.errors import InputError
+from kit.core.errors import InputError
 from kit.guard.scoring import score_store as ss
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.verifiers.cross_export import write_cross_encoder

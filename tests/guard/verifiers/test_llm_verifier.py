@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from llm_server import MODEL, p_yes, serve
 
 from kit.cli import cli
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.scoring.windows import passage_windows
 from kit.guard.verifiers.llm_card import LLM_WINDOW, LlmVerifier, instrument_sha256
 from kit.guard.verifiers.llm_client import backoff_schedule
@@ -32,7 +32,7 @@ from kit.guard.verifiers.llm_prompt import (
     yes_share,
 )
 from kit.guard.verifiers.load import load_verifier
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 TOPICS = [
     ("aspirin", "stroke", "adults"),
@@ -156,7 +156,7 @@ def test_import_pins_model_endpoint_prompt_decoding_and_rule_never_the_key(
     # an edited pinned field is refused at load
     card["decoding"]["max_tokens"] = 9
     (tmp_path / "card" / "card.json").write_text(json.dumps(card))
-    from kit.errors import IntegrityError
+    from kit.core.errors import IntegrityError
 
     with pytest.raises(IntegrityError, match="instrument sha256"):
         load_verifier(tmp_path / "card")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kit.errors import InputError, IntegrityError
+from kit.core.errors import InputError, IntegrityError
 from kit.guard.scoring import score_store as ss
 from kit.guard.verifiers.load import load_verifier
 from kit.guard.verifiers.rules import two_signal_score

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kit.errors import ConfigError
+from kit.core.errors import ConfigError
 from kit.guard.verifiers.card import ModelCard
 from kit.guard.verifiers.load import load_verifier
 from kit.guard.verifiers.two_stage import TwoStageVerifier, auc_cost

@@ -24,7 +24,7 @@ from kit.guard.scoring.windows import passage_windows
 from kit.guard.verifiers.llm_card import LLM_WINDOW
 from kit.guard.verifiers.llm_prompt import DEFAULT_TEMPLATE, render
 from kit.guard.verifiers.load import load_card, load_verifier
-from kit.schema import validate_json
+from kit.core.schema import validate_json
 
 
 def ref_kappa(x: np.ndarray, y: np.ndarray) -> float:

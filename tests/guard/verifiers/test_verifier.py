@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from kit.errors import ConfigError, IntegrityError
+from kit.core.errors import ConfigError, IntegrityError
 from kit.guard.scoring.windows import WindowSpec, passage_windows, split_sentences
 from kit.guard.verifiers.card import ModelCard, Verifier
 from kit.guard.verifiers.export import load_weights, package_model_dir, sha256_bytes

@@ -14,7 +14,7 @@ from kit.runs.reader import read_runs
 
 pytest.importorskip("inspect_ai")
 
-BYO = Path(__file__).resolve().parents[2] / "examples" / "byo"
+BYO = Path(__file__).resolve().parents[3] / "examples" / "byo"
 
 
 def test_byo_log_reads_and_cites_the_example_documents(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ What passes this module is UTF-8 text (a UTF-8 byte-order mark is dropped; UTF-1
 invalid bytes are refused naming line and column), JSON without ``NaN``/``Infinity`` and nested
 at most :data:`MAX_DEPTH` deep, YAML without duplicate keys, and Parquet that is Parquet. Every
 library exception on the way (UnicodeDecodeError, RecursionError, JSONDecodeError, YAMLError,
-ArrowInvalid, OSError) becomes an :class:`kit.errors.InputError` naming the file and, where the
+ArrowInvalid, OSError) becomes an :class:`kit.core.errors.InputError` naming the file and, where the
 library says, the line and column: never a traceback.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from kit.errors import InputError, Location
+from kit.core.errors import InputError, Location
 
 # Deeper than any artifact or input the kit defines (receipts and manifests nest 4 levels).
 MAX_DEPTH = 64

@@ -33,10 +33,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kit import boundary
-from kit.errors import ConfigError, InputError, Location
+from kit.core import boundary
+from kit.core.errors import ConfigError, InputError, Location
 from kit.grade.reader import read_jsonl_objects
-from kit.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
+from kit.runs.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
 
 SAMPLES_NAME = re.compile(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
 REQUIRED = ("doc_id", "filtered_resps")

@@ -104,7 +104,7 @@ def check_param(name: str, value: object, ok: bool, expected: str, func: str = "
     >>> check_param("alpha", 1.5, 0 < 1.5 < 1, "in (0, 1)", "cluster_radius")
     Traceback (most recent call last):
     ...
-    kit.errors.ConfigError: The 'alpha' parameter of cluster_radius must be in (0, 1). Got 1.5 instead.
+    kit.core.errors.ConfigError: The 'alpha' parameter of cluster_radius must be in (0, 1). Got 1.5 instead.
     """
     if not ok:
         of = f" of {func}" if func else ""

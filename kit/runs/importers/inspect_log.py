@@ -27,8 +27,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kit.errors import ConfigError, InputError, Location
-from kit.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
+from kit.core.errors import ConfigError, InputError, Location
+from kit.runs.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
 
 LOG_SUFFIXES = (".eval", ".json")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kit.guard.citations import find_citations, parse_answer, resolve
+from kit.runs.citations import find_citations, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank, recall_at_1
 
 

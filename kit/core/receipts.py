@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kit import atomic, boundary
-from kit.errors import InputError, IntegrityError, Location
-from kit.hashing import file_sha256
-from kit.schema import validate_json
+from kit.core import atomic, boundary
+from kit.core.errors import InputError, IntegrityError, Location
+from kit.core.hashing import file_sha256
+from kit.core.schema import validate_json
 
 __all__ = [
     "canonical_json",

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from mock_inspect import write_mock_log
 
 from kit.cli import cli
-from kit.schema import read_table, validate_json
+from kit.core.schema import read_table, validate_json
 
 inspect_ai = pytest.importorskip("inspect_ai")
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit import atomic
-from kit.errors import ConfigError, InputError, Location
+from kit.core import atomic
+from kit.core.errors import ConfigError, InputError, Location
 from kit.runs.v2 import run_v2_from_dict
 
 

@@ -20,7 +20,7 @@ milliseconds, a silent host in the timeout), then ``ray.init`` makes one attempt
 Ray's twenty (``RAY_gcs_server_port_wait_time_s``), and a refusal is explained from Ray's own
 reason (token authentication, version mismatch). While the block runs, a watchdog thread probes
 the cluster's GCS port; a cluster that stops answering for the timeout ends the block with a
-:class:`kit.errors.ClusterError` (exit 2) before Ray's own 60 s reconnect limit would end the
+:class:`kit.core.errors.ClusterError` (exit 2) before Ray's own 60 s reconnect limit would end the
 process without a word.
 """
 
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.errors import ClusterError, ConfigError, KitError
+from kit.core.errors import ClusterError, ConfigError, KitError
 
 ENGINES = ("local", "ray")
 EXTRA_HINT = "pip install -e '.[ray]' (the 'ray' extra: ray[data])"
@@ -504,7 +504,7 @@ def ray_session(address: str | None = None, timeout: float = CONNECT_TIMEOUT) ->
     ``py_modules``. This process's connection is shut down on exit. ``timeout``: seconds to
     wait for an answer at connection, and of silence before the cluster is declared lost.
 
-    Errors: :class:`kit.errors.ClusterError` ``ray_unreachable`` (cannot connect: the address,
+    Errors: :class:`kit.core.errors.ClusterError` ``ray_unreachable`` (cannot connect: the address,
     what was tried, Ray's reason and the fix) or ``ray_lost`` (the cluster stopped answering,
     or a Ray system error, inside the block).
     """

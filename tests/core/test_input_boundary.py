@@ -1,4 +1,4 @@
-"""The input boundary (kit.boundary) and the CLI's last line of defence: the regression cases of
+"""The input boundary (kit.core.boundary) and the CLI's last line of defence: the regression cases of
 issue 20 (item 1) each refused with exit 2 naming the file, never a traceback."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kit import boundary
+from kit.core import boundary
 from kit.cli import INTERNAL_ERROR, cli
-from kit.errors import InputError
+from kit.core.errors import InputError
 
 DESIGN = "alpha: 0.05\n"
 # a small synthetic score table (labelled synthetic in its entry_hash and backbone)

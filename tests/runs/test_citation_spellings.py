@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit.guard.citations import find_citations, identifier_ref, parse_answer, resolve
+from kit.runs.citations import find_citations, identifier_ref, parse_answer, resolve
 
 
 def refs(text: str, references: frozenset[str] | None = frozenset()) -> list[tuple[str, ...]]:

@@ -3,7 +3,7 @@
 Every table the kit reads or writes has a pandera schema in ``schemas/<name>.yaml`` (pandera's
 own YAML format: language-neutral and diffable); every JSON artifact has a JSON Schema in
 ``schemas/json/<name>.schema.json``. Validation is lazy: all failures are collected and raised
-as one :class:`kit.errors.InputError` naming file, row, column and the failed check.
+as one :class:`kit.core.errors.InputError` naming file, row, column and the failed check.
 
 CSV files are read as text first and coerced by the schema, so a wrong type is reported per row
 ("row 7, column 'score': failed coerce_dtype('float64') (got 'abc')") instead of as a whole
@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
-from kit import boundary
-from kit.errors import ConfigError, InputError, Location
+from kit.core import boundary
+from kit.core.errors import ConfigError, InputError, Location
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
 NA_VALUES = ["", "NA", "NaN", "nan", "null", "None"]
 _TRUE = {"true", "1", "yes", "t"}
 _FALSE = {"false", "0", "no", "f"}
@@ -265,7 +265,7 @@ def validate_json(obj: Any, name: str, source: str = "<json>") -> Any:
 
 
 def read_yaml(path: str | os.PathLike[str], name: str | None = None) -> Any:
-    """Read a YAML file through :mod:`kit.boundary` (UTF-8, duplicate keys refused), optionally
+    """Read a YAML file through :mod:`kit.core.boundary` (UTF-8, duplicate keys refused), optionally
     validated against a JSON Schema; errors name the file, line and column."""
     p = Path(path)
     obj = boundary.read_yaml(p)

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import InputError
-from kit.schema import load_schema, read_csv, schema_names
+from kit.core.errors import InputError
+from kit.core.schema import load_schema, read_csv, schema_names
 
 HEADER = (
     "task_id,cluster,system,readout,score,failed,entry_hash,backbone,entry_condition,length_view"

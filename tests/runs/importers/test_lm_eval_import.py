@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import ConfigError, InputError
-from kit.importers.lm_eval import import_lm_eval_samples
+from kit.core.errors import ConfigError, InputError
+from kit.runs.importers.lm_eval import import_lm_eval_samples
 from kit.runs.reader import read_runs
 
 NAME = "samples_pubmedqa_2026-01-02T03-04-05.678901.jsonl"
@@ -104,7 +104,7 @@ def test_errors_name_line_and_field(samples: Path, tmp_path: Path) -> None:
 # -- issue 36: the chosen option, one filter, null responses, several results files ----------
 # Lines as lm-eval 0.4.13 writes them (their shape checked against a file lm-eval 0.4.13 wrote
 # with its dummy model here: log-likelihoods as text pairs, one line per (doc, filter)); the
-# harness-written corpus itself is tests/importers/test_lm_eval_harness.py (slow).
+# harness-written corpus itself is tests/runs/importers/test_lm_eval_harness.py (slow).
 
 MC_NAME = "samples_pqa_mc_2026-12-04T18-57-26.030034.jsonl"
 GEN_NAME = "samples_pqa_gen_2026-12-04T18-57-26.030034.jsonl"

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.errors import ConfigError, InputError
-from kit.importers.jsonl import MISSING, import_jsonl, lookup, parse_map
+from kit.core.errors import ConfigError, InputError
+from kit.runs.importers.jsonl import MISSING, import_jsonl, lookup, parse_map
 from kit.runs.reader import read_runs
 
 MAP = "run_id=id,task_id=task.id,model=meta.model,answer=output.choices.0.text,cited=refs"

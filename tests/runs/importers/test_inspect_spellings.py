@@ -1,5 +1,5 @@
 """The audit of an inspect_ai log whose answers cite in every spelling (issue 36): the log is
-written at test time by inspect_ai's own eval() with mockllm (tests/importers/harness_spellings.py:
+written at test time by inspect_ai's own eval() with mockllm (tests/runs/importers/harness_spellings.py:
 a scripted agent, a search tool printing PubMedQA records with the DOI last and a title-only
 record, an erroring sample, a message-limit sample), imported with `kit import inspect-ai` and
 audited with `kit audit` (PubMedQA corpus from the registry, the tiny random-weight verifier of
@@ -43,7 +43,7 @@ from harness_spellings import (
 
 from kit.cli import cli
 from kit.runs.reader import read_runs
-from kit.schema import read_table, validate_json
+from kit.core.schema import read_table, validate_json
 
 pytest.importorskip("inspect_ai")
 

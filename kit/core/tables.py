@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from kit import atomic
-from kit.schema import validate_frame
+from kit.core import atomic
+from kit.core.schema import validate_frame
 
 FORMATS = ("table", "csv", "json", "markdown", "latex")
 FULL_PRECISION = None  # csv float format: Python's round-trip repr

@@ -1,4 +1,4 @@
-"""The inspect_ai regression corpus (tests/importers/harness_corpus.py): logs written by inspect_ai's
+"""The inspect_ai regression corpus (tests/runs/importers/harness_corpus.py): logs written by inspect_ai's
 own eval() at test time -- a scripted agent with a PubMed-search-like tool, a sample whose tool
 raises, a sample that meets the message limit, 2 epochs, the task run twice into one folder --
 imported with `kit import inspect-ai` and audited with `kit audit`.
@@ -29,7 +29,7 @@ from harness_corpus import (
 
 from kit.cli import cli
 from kit.runs.reader import read_runs
-from kit.schema import read_table, validate_json
+from kit.core.schema import read_table, validate_json
 
 pytest.importorskip("inspect_ai")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from kit.importers.lm_eval import import_lm_eval_samples
+from kit.runs.importers.lm_eval import import_lm_eval_samples
 from kit.runs.reader import read_runs
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from mock_inspect import write_mock_log
 
 from kit.cli import cli
-from kit.errors import InputError
+from kit.core.errors import InputError
 from kit.runs.reader import read_runs
 
 inspect_ai = pytest.importorskip("inspect_ai")
@@ -129,7 +129,7 @@ def test_limit_and_folder(logs: dict[str, Path], tmp_path: Path) -> None:
 
 
 def test_not_a_log_exits_2(tmp_path: Path) -> None:
-    from kit.importers.inspect_log import import_inspect_logs
+    from kit.runs.importers.inspect_log import import_inspect_logs
 
     p = tmp_path / "x.json"
     p.write_text('{"hello": 1}')

@@ -6,7 +6,7 @@ import pandas as pd
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.report.tables import CONSOLE_CELL, render, to_console
+from kit.core.tables import CONSOLE_CELL, render, to_console
 
 
 def test_console_clips_long_cells_but_files_keep_them() -> None:
