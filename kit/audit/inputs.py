@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from kit.core import boundary
-from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.core.errors import ConfigError, InputError, Location
+from kit.core.hashing import file_sha256
+from kit.core.parallel import LOCAL, Engine
+from kit.corpus.build import DEFAULT_ROOT as DEFAULT_CORPUS_ROOT
 from kit.grade.reader import read_checklists
 from kit.guard.scoring.score_store import DEFAULT_STORE
 from kit.guard.verifiers.load import DEFAULT_VERIFIER
-from kit.core.hashing import file_sha256
-from kit.core.parallel import LOCAL, Engine
 
 if TYPE_CHECKING:
     from kit.certify.design import Design

@@ -29,8 +29,8 @@ from kit.audit import summary as summary_stage
 from kit.audit import support as support_stage
 from kit.audit.inputs import AuditOptions, Inputs, read_inputs, resolved_alpha
 from kit.core.errors import ConfigError
-from kit.grade.citation_audit import CITATION_ROW_COLUMNS, SupportRule
 from kit.core.progress import Progress
+from kit.grade.citation_audit import CITATION_ROW_COLUMNS, SupportRule
 from kit.runs.model import AgentRun
 
 CHUNK_RUNS = 50

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.corpus.lexical import tokenize
 from kit.core.errors import check_param
+from kit.corpus.lexical import tokenize
 from kit.grade.support import SupportScorer
 
 

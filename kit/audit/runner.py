@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kit.core import atomic
 from kit.audit.inputs import DEFAULT_CALIBRATION, AuditOptions, Inputs, read_inputs
 from kit.audit.pipeline import AuditResult, audit_l1_l2, run_audit
+from kit.core import atomic
 from kit.core.hashing import file_sha256
 
 __all__ = [
@@ -38,11 +38,11 @@ OUTPUT_FILES = ("report.html", "summary.json", "citations.csv", "runs.csv")
 
 def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
     """Validate and write every output into a staged folder, then swap it into ``opts.out``."""
-    from kit.guard.verifiers.card import identity_entry
     from kit.core.receipts import seal, write_receipt
-    from kit.report.audit_page import render_audit_page
-    from kit.core.tables import to_csv
     from kit.core.schema import validate_frame, validate_json
+    from kit.core.tables import to_csv
+    from kit.guard.verifiers.card import identity_entry
+    from kit.report.audit_page import render_audit_page
 
     cites = validate_frame(result.citations, "audit_citations", str(opts.out / "citations.csv"))
     runs = validate_frame(result.runs, "audit_runs", str(opts.out / "runs.csv"))

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit.core import boundary
 from kit.certify.design import Design
 from kit.certify.engine import Certification, calibrate_board, certify_board
 from kit.certify.simulate import synthetic_evidence
+from kit.core import boundary
 from kit.core.errors import ConfigError
 from kit.core.parallel import Engine, mapper
 from kit.core.schema import read_frame, read_table, validate_frame

@@ -98,8 +98,8 @@ def anchor(
     Example:
       kit anchor examples/anchor/judged.csv --gold examples/anchor/gold.csv --out /tmp/anchor.json
     """
-    from kit.core import atomic
     from kit.anchor.files import ARTIFACT, anchor_files, lines
+    from kit.core import atomic
     from kit.core.schema import validate_json
 
     result, art = anchor_files(judged, gold, alpha, name, half_width)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from kit.core import atomic
 from kit.certify.design import ASSUMED_LABEL, parse_design
 from kit.certify.run import (
     DESIGN_COPY,
@@ -19,9 +18,10 @@ from kit.certify.run import (
 )
 from kit.commands.options import engine_options, format_option
 from kit.commands.sealed import sealed_output
+from kit.core import atomic
 from kit.core.parallel import Engine, import_ray
-from kit.core.tables import FULL_PRECISION, render, write_table
 from kit.core.schema import read_yaml
+from kit.core.tables import FULL_PRECISION, render, write_table
 
 _path = click.Path(dir_okay=False, path_type=Path)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from kit.commands.options import PathDefault, deprecated_command, format_option, raw_option
-from kit.corpus.build import DEFAULT_ROOT
 from kit.core.tables import render
+from kit.corpus.build import DEFAULT_ROOT
 
 _dir = click.Path(file_okay=False, path_type=Path)
 _path = click.Path(path_type=Path)

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from kit.commands.options import PathDefault, deprecated_alias, format_option, raw_option
-from kit.registry.catalog import DEFAULT_DB, build_catalog, list_tables, run_query
 from kit.core.tables import render
+from kit.registry.catalog import DEFAULT_DB, build_catalog, list_tables, run_query
 
 _catalog_option = click.option(
     "--catalog",

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from kit.commands.options import format_option
+from kit.core.schema import validate_frame
+from kit.core.tables import frame_of, render
 from kit.runs.importers.common import ImportSummary
 from kit.runs.importers.jsonl import CITED_SCHEMES
-from kit.core.tables import frame_of, render
-from kit.core.schema import validate_frame
 
 _path = click.Path(path_type=Path)
 _file = click.Path(dir_okay=False, path_type=Path)

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kit.commands.sealed import sealed_file
+from kit.core.tables import FORMATS
 from kit.registry.fetch import DEFAULT_DEST
 from kit.registry.sources import REPO_ROOT, checkout_relative
-from kit.core.tables import FORMATS
 
 if TYPE_CHECKING:
     from kit.audit.runner import AuditOptions

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from kit.core import atomic
 from kit.commands.options import PathDefault, deprecated_alias, format_option
+from kit.core import atomic
+from kit.core.tables import frame_of, render
 from kit.registry import fetch as fetch_mod
 from kit.registry.licences import render_licences
 from kit.registry.sources import REPO_ROOT, load_sources
-from kit.core.tables import frame_of, render
 
 # the registry folder is --raw everywhere (the commands reading it say --raw too)
 _raw_dest = click.option(

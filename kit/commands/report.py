@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from kit import __version__
-from kit.core import atomic, boundary
 from kit.certify.run import DESIGN_COPY, SYNTHETIC_FILE
 from kit.commands.sealed import CONTEXT_FILE, sealed_file
+from kit.core import atomic, boundary
 from kit.core.receipts import file_sha256
-from kit.report.board_page import render_board_page
 from kit.core.schema import read_table, read_yaml
+from kit.report.board_page import render_board_page
 
 
 @click.group()

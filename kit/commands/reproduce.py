@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from kit.core import atomic
 from kit.commands.options import (
     DeprecatedOption,
     PathDefault,
@@ -18,9 +17,9 @@ from kit.commands.options import (
     verifier_loso_option,
     warn_deprecated,
 )
-from kit.core import receipts
-from kit.release import reproduce as rep
+from kit.core import atomic, receipts
 from kit.core.tables import frame_of, render, to_console
+from kit.release import reproduce as rep
 
 # the frozen tables that need a verifier are of the similarity bi-encoder
 REPRODUCE_VERIFIER = "minilm-bi"

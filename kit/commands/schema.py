@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from kit.commands.options import format_option
-from kit.core.tables import frame_of, render
 from kit.core.schema import load_schema, read_table, schema_names, schema_path
+from kit.core.tables import frame_of, render
 
 
 @click.group()

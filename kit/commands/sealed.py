@@ -45,11 +45,10 @@ from typing import Any, TypeVar
 
 import click
 
-from kit.core import atomic
+from kit.core import atomic, receipts
 from kit.core.errors import ConfigError
 from kit.core.hashing import file_sha256
 from kit.registry.sources import checkout_relative
-from kit.core import receipts
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_FILE = "context.json"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from kit.core import atomic
 from kit.certify.simulate import parse_effects, seeded_board
 from kit.commands.sealed import sealed_file
-from kit.core.tables import to_csv
+from kit.core import atomic
 from kit.core.schema import validate_frame
+from kit.core.tables import to_csv
 
 _path = click.Path(dir_okay=False, path_type=Path)
 

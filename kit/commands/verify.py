@@ -7,11 +7,10 @@ from pathlib import Path
 
 import click
 
-from kit.core import atomic
 from kit.commands.options import PathDefault, skip_option
-from kit.core import receipts
-from kit.release import reproduce as rep
+from kit.core import atomic, receipts
 from kit.core.tables import frame_of, render
+from kit.release import reproduce as rep
 
 
 @click.group()

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from kit.corpus.lexical import tokenize
 from kit.core.errors import ConfigError, InputError, Location
+from kit.corpus.lexical import tokenize
 
 K1 = 1.5
 B = 0.75

@@ -36,14 +36,14 @@ import pandas as pd
 
 from kit import __version__
 from kit.core import atomic
-from kit.corpus.coverage import Coverage
-from kit.corpus.document import Document
-from kit.corpus.identifiers import NUMERIC_SCHEMES, SCHEMES
 from kit.core.errors import ConfigError, InputError, Location
 from kit.core.hashing import file_sha256
 from kit.core.progress import Progress
-from kit.registry.sources import REPO_ROOT
 from kit.core.schema import validate_frame, validate_json
+from kit.corpus.coverage import Coverage
+from kit.corpus.document import Document
+from kit.corpus.identifiers import NUMERIC_SCHEMES, SCHEMES
+from kit.registry.sources import REPO_ROOT
 
 DEFAULT_ROOT = REPO_ROOT / "data" / "corpus"
 BATCH = 20_000

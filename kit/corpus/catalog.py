@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kit.core.errors import ConfigError
 from kit.corpus.coverage import Coverage
 from kit.corpus.store import CorpusChain, DiskCorpus, MemoryCorpus
-from kit.core.errors import ConfigError
 
 BUILTIN = ("pubmedqa",)
 PUBMEDQA_DESCRIPTION = "PubMedQA PQA-L abstracts (registry pubmedqa/ori_pqal.json)"

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kit.corpus.identifiers import NUMERIC_SCHEMES, SCHEMES, Identifier, numeric
 from kit.core.errors import ConfigError
+from kit.corpus.identifiers import NUMERIC_SCHEMES, SCHEMES, Identifier, numeric
 
 COVERAGE_KINDS = ("complete", "sample")
 LOOKUP_OUTCOMES = ("found", "absent", "deleted", "transient")

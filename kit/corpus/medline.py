@@ -27,9 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from kit.core.errors import InputError, Location
 from kit.corpus.document import Document
 from kit.corpus.identifiers import canonical
-from kit.core.errors import InputError, Location
 
 RECORD_TAGS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
 

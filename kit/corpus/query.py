@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from kit.core.errors import ConfigError, KitError
 from kit.corpus.catalog import (
     BUILTIN,
     built_names,
@@ -18,7 +19,6 @@ from kit.corpus.catalog import (
 )
 from kit.corpus.identifiers import canonical
 from kit.corpus.store import MemoryCorpus
-from kit.core.errors import ConfigError, KitError
 
 LIST_COLUMNS = ["name", "documents", "coverage", "description"]
 

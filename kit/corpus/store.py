@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kit.core.errors import InputError, Location
 from kit.corpus.coverage import Coverage, Resolution, decide
 from kit.corpus.identifiers import Identifier
-from kit.core.errors import InputError, Location
 
 Key = tuple[str, str]
 

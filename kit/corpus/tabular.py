@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from kit.core import boundary
+from kit.core.errors import ConfigError, InputError, Location
 from kit.corpus.document import Document
 from kit.corpus.identifiers import SCHEMES, canonical
-from kit.core.errors import ConfigError, InputError, Location
 
 TEXT_FIELDS = ("title", "text", "journal", "year")
 ALIAS_FIELDS = {s.lower(): s for s in SCHEMES}

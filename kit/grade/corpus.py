@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kit.core.errors import InputError, Location
 from kit.corpus.catalog import PUBMEDQA_SAMPLE
 from kit.corpus.coverage import Coverage, Resolution, decide
 from kit.corpus.identifiers import Identifier
-from kit.core.errors import InputError, Location
 from kit.runs.model import Citation
 
 

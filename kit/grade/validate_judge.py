@@ -71,6 +71,7 @@ def validate_judge(
     without a run) for the llm-judge card at ``folder`` validated on the human verdicts
     ``gold`` of ``runs``."""
     from kit import __version__
+    from kit.core.schema import read_table
     from kit.grade.judge_swap import judge_name, judge_swap
     from kit.grade.llm_judge import load_judge_card
     from kit.guard.evaluation.validation import (
@@ -81,7 +82,6 @@ def validate_judge(
         with_validation,
     )
     from kit.guard.verifiers.validate_card import gold_block, instrument_of
-    from kit.core.schema import read_table
 
     card = load_judge_card(folder)
     human = read_table(gold, "grade_verdicts")

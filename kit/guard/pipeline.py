@@ -26,9 +26,9 @@ import pandas as pd
 
 from kit.core import boundary
 from kit.core.errors import InputError, Location
-from kit.runs.citations import Citation, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank
 from kit.guard.verifiers.card import Verifier, identity_entry
+from kit.runs.citations import Citation, parse_answer, resolve
 
 CITATION_COLUMNS = [
     "answer_id",
@@ -289,13 +289,13 @@ def guard_run(
 
     ``where`` names the output folder in validation errors (citations.csv, summary.json).
     """
+    from kit.core.schema import validate_frame, validate_json
     from kit.guard.conformal.calibration import (
         check_verifier,
         guarantee,
         guard_rule,
         load_calibration,
     )
-    from kit.core.schema import validate_frame, validate_json
 
     records = read_answers(answers)
     cal = load_calibration(calibration, raw)

@@ -18,10 +18,10 @@ import duckdb
 import pandas as pd
 
 from kit.core.errors import InputError, Location
+from kit.core.schema import validate_frame
 from kit.registry import duckdb_file, loaders, sandbox
 from kit.registry.fetch import DEFAULT_DEST, verify_present
 from kit.registry.sources import REPO_ROOT, load_sources
-from kit.core.schema import validate_frame
 
 DEFAULT_DB = REPO_ROOT / "data" / "prepared" / "catalog.duckdb"  # where `dvc repro` builds it
 

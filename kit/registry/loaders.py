@@ -14,8 +14,8 @@ import pandas as pd
 
 from kit.core import boundary
 from kit.core.errors import InputError, Location
-from kit.registry.fetch import raw_path
 from kit.core.schema import read_csv, validate_frame
+from kit.registry.fetch import raw_path
 
 PUBMEDQA = "pubmedqa/ori_pqal.json"
 PUBMEDQA_TEST = "pubmedqa/test_ground_truth.json"

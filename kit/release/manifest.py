@@ -32,10 +32,10 @@ from kit import __version__
 from kit.core import atomic, boundary
 from kit.core.errors import ConfigError, InputError, IntegrityError, Location
 from kit.core.hashing import file_sha256
+from kit.core.schema import validate_json
 from kit.registry.licences import check_exportable
 from kit.registry.sources import REPO_ROOT, Source, load_sources
 from kit.release import dvc_hash
-from kit.core.schema import validate_json
 
 FORMAT = "litaudit-kit-release-manifest/1"
 DEFAULT_MANIFEST = Path("release") / "manifest.json"

@@ -18,14 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from kit.core import atomic, boundary
+from kit.core import atomic, boundary, receipts
 from kit.core.errors import ConfigError, InputError, Location
+from kit.core.schema import read_yaml
+from kit.core.tables import write_table
 from kit.registry.fetch import verify_present
 from kit.registry.sources import REPO_ROOT
-from kit.core import receipts
 from kit.release.compare import TableComparison, compare_tables
-from kit.core.tables import write_table
-from kit.core.schema import read_yaml
 
 DECL_DIR = REPO_ROOT / "reproduce"
 EXPECTED_DIR = DECL_DIR / "expected"

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kit.core.schema import validate_frame
 from kit.grade import planted as pl
 from kit.grade.citation_audit import SupportRule
 from kit.grade.support import LexicalSupport
 from kit.guard.scoring.score_store import scorer_name
 from kit.registry.loaders import openbiorq_board, published_constants, pubmedqa_tables
-from kit.core.schema import validate_frame
 from kit.stats.wilson import wilson_ci
 
 # Counts printed in the paper's text but not in published_constants.yaml (seed 002).

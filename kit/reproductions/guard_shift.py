@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 
 from kit.core.errors import check_param
+from kit.core.schema import validate_frame
 from kit.guard.conformal import rule as conformal
 from kit.guard.conformal.shift import ks_shift_check
 from kit.guard.training.train_data import read_nli
-from kit.core.schema import validate_frame
 from kit.stats.wilson import wilson_ci
 
 ALPHA = 0.1

@@ -26,8 +26,8 @@ import pandas as pd
 
 from kit.certify import composition, distance, sensitivity
 from kit.certify.nuisance import SystemNuisance, nuisance_radius
-from kit.registry.loaders import published_constants
 from kit.core.schema import validate_frame
+from kit.registry.loaders import published_constants
 
 CHAIN_SEED = 15  # Table 15
 N_CHAINS = 200

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from kit.core.schema import validate_frame
 from kit.guard.evaluation.card_report import loso_table, read_loso_cards, validation_table
 from kit.guard.verifiers.load import load_card
-from kit.core.schema import validate_frame
 
 
 def verifier_validation(raw: Path, verifier_nli_dir: Path) -> dict[str, pd.DataFrame]:

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kit.corpus.identifiers import Identifier, canonical
 from kit.core.errors import InputError, Location
+from kit.corpus.identifiers import Identifier, canonical
 
 TOOL_STATUSES = ("ok", "error", "timeout")
 RUN_STATUSES = ("ok", "error", "limit")

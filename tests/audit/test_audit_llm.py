@@ -14,8 +14,8 @@ import pytest
 from audit_helpers import invoke
 from llm_server import MODEL, serve
 
-from kit.grade.judge_prompt import DEFAULT_TEMPLATE
 from kit.core.schema import validate_json
+from kit.grade.judge_prompt import DEFAULT_TEMPLATE
 
 
 def test_audit_with_an_llm_card_and_a_warm_store_asks_nothing(

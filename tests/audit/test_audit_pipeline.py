@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from kit.audit.evidence import agent_read, argument_keys, response_segment, unread_refs
 from kit.cli import cli
+from kit.core.schema import read_table, validate_json
 from kit.corpus.identifiers import find_identifiers
 from kit.grade.citation_audit import (
     AgentRead,
@@ -26,7 +27,6 @@ from kit.grade.citation_audit import (
 from kit.runs.model import Citation
 from kit.runs.v1 import run_from_dict
 from kit.runs.v2 import run_v2_from_dict
-from kit.core.schema import read_table, validate_json
 
 REPO = Path(__file__).resolve().parents[2]
 V1 = REPO / "examples" / "grade" / "runs.jsonl"

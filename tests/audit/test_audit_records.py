@@ -19,10 +19,10 @@ from kit.audit.evidence import agent_read, response_segment
 from kit.audit.flags import flag_citations
 from kit.audit.records import split_records
 from kit.cli import cli
+from kit.core.schema import read_table, validate_json
 from kit.grade.citation_audit import AgentRead, SupportRule, score_support
 from kit.runs.model import Citation
 from kit.runs.v2 import run_v2_from_dict
-from kit.core.schema import read_table, validate_json
 
 LACE = "Mitochondria move to the nucleus during developmental programmed cell death in lace plant."
 SNELLEN = "Snellen charts overestimate visual acuity compared with Landolt C."

@@ -18,8 +18,8 @@ from kit.certify.engine import calibrate_board, certify_board
 from kit.certify.simulate import simulate_board
 from kit.cli import cli
 from kit.core.errors import ConfigError, InputError
-from kit.core.tables import to_csv
 from kit.core.schema import read_table, validate_frame
+from kit.core.tables import to_csv
 from kit.stats.cluster import SE_FLOOR
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kit.core import boundary
 from kit.cli import INTERNAL_ERROR, cli
+from kit.core import boundary
 from kit.core.errors import InputError
 
 DESIGN = "alpha: 0.05\n"

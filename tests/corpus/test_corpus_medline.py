@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
+from kit.core.errors import ConfigError, InputError
+from kit.core.schema import read_table, validate_json
 from kit.corpus.build import BuildSpec, build_corpus, medline_sources
 from kit.corpus.coverage import parse_coverage
 from kit.corpus.identifiers import Identifier, canonical
 from kit.corpus.store import CorpusChain, DiskCorpus
 from kit.corpus.synthetic import SynthRecord, write_medline
-from kit.core.errors import ConfigError, InputError
-from kit.core.schema import read_table, validate_json
 
 COVERAGE = "PMID=complete:100-110"
 

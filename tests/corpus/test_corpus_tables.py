@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from kit.core.errors import ConfigError, InputError
 from kit.corpus.build import BuildSpec, build_corpus, sources_from_options
 from kit.corpus.coverage import parse_coverage
 from kit.corpus.identifiers import canonical
 from kit.corpus.store import CorpusChain, DiskCorpus
 from kit.corpus.tabular import parse_mapping
-from kit.core.errors import ConfigError, InputError
 
 ROWS = [
     {"id": "10.1234/Alpha", "t": "Alpha trial", "abs": "alpha text", "pm": "555", "yr": "2020"},

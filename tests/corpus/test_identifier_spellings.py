@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kit.core.errors import ConfigError
 from kit.corpus.identifiers import (
     Identifier,
     canonical,
@@ -15,7 +16,6 @@ from kit.corpus.identifiers import (
     strip_trailing,
     unwrap,
 )
-from kit.core.errors import ConfigError
 
 LANCET = "10.1016/s0140-6736(20)30183-5"
 

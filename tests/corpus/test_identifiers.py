@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kit.core.errors import ConfigError
 from kit.corpus.coverage import Coverage, Resolution, decide, parse_coverage
 from kit.corpus.identifiers import Identifier, canonical, normalise_url, numeric
-from kit.core.errors import ConfigError
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from llm_server import MODEL, judge_verdict, serve
 
 from kit.cli import cli
 from kit.core.errors import IntegrityError
+from kit.core.schema import validate_json
 from kit.grade.checklist import Checklist, Criterion, score_verdicts
 from kit.grade.judge_prompt import (
     DEFAULT_TEMPLATE,
@@ -30,7 +31,6 @@ from kit.grade.judge_prompt import (
 from kit.grade.judge_swap import judge_swap
 from kit.grade.llm_judge import PINNED, load_judge_card
 from kit.guard.verifiers.llm_card import instrument_sha256
-from kit.core.schema import validate_json
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "grade"
 RUNS, CHECKLISTS = EXAMPLES / "runs.jsonl", EXAMPLES / "checklists.jsonl"

@@ -17,9 +17,9 @@ import pytest
 from llm_server import judge_verdict, prompt_tokens, serve
 from test_llm_judge import CHECKLISTS, RUNS, import_judge, invoke, ref_kappa
 
+from kit.core.schema import validate_json
 from kit.grade.judge_prompt import DEFAULT_TEMPLATE, render
 from kit.grade.llm_judge import load_judge_card
-from kit.core.schema import validate_json
 
 
 def _examples() -> tuple[list[dict], dict[str, dict]]:

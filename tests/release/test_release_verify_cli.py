@@ -11,8 +11,8 @@ import pandas as pd
 from click.testing import CliRunner
 
 from kit.cli import cli
-from kit.core.hashing import file_sha256
 from kit.core import receipts
+from kit.core.hashing import file_sha256
 from kit.release import reproduce as rep
 
 DECLARATION = """\

@@ -15,8 +15,8 @@ import click
 from click.testing import CliRunner
 
 from kit.commands.sealed import sealed_output
-from kit.registry.sources import REPO_ROOT
 from kit.core import receipts
+from kit.registry.sources import REPO_ROOT
 
 READINGS: list[float] = []
 

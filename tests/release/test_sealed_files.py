@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from kit.cli import cli
 from kit.commands.sealed import sealed_file
-from kit.core.errors import ConfigError, InputError, KitError
 from kit.core import receipts
+from kit.core.errors import ConfigError, InputError, KitError
 from tests.release.sealing import check_sealed_file
 
 STAGES = "stage,name,L,eps,xi\n1,a,0.5,0.01,0\n2,b,1.0,0.02,0\n"

@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kit.core import atomic
 from kit.cli import cli
+from kit.core import atomic, receipts
 from kit.core.errors import KitError
-from kit.core import receipts
 
 DESIGN = "alpha: 0.05\n"
 

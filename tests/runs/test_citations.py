@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kit.runs.citations import find_citations, parse_answer, resolve
 from kit.guard.reattribute import bm25_rank, recall_at_1
+from kit.runs.citations import find_citations, parse_answer, resolve
 
 
 def refs(text: str) -> list[tuple[str, ...]]:

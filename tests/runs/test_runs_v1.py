@@ -9,10 +9,10 @@ import jsonschema
 import pytest
 
 from kit.core.errors import InputError
+from kit.core.schema import load_json_schema, validate_json
 from kit.runs.model import Citation, parse_citation
 from kit.runs.reader import read_runs
 from kit.runs.v1 import run_from_dict, run_line, to_guard_record
-from kit.core.schema import load_json_schema, validate_json
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "grade"
 

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from kit.cli import cli
 from kit.core.errors import InputError
+from kit.core.schema import load_json_schema
 from kit.grade import reader as grade_reader  # runs are read by kit.runs.reader alone
 from kit.runs.extract import identifiers_in, split_reference_section
 from kit.runs.reader import read_runs
 from kit.runs.v2 import run_v2_from_dict
-from kit.core.schema import load_json_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 V2_EXAMPLE = ROOT / "examples" / "runs" / "runs.v2.jsonl"

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from kit.cli import cli
+from kit.core.schema import read_table
 from kit.release.reproduce import load_declarations
 from kit.reproductions import theory as R
-from kit.core.schema import read_table
 
 
 def run(args: list[str]) -> tuple[int, str]:

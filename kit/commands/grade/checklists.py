@@ -142,8 +142,8 @@ def checklist_cmd(
 
     Example: kit grade checklist verdicts.csv --checklists checklists.jsonl --rates --format markdown
     """
-    from kit.grade.checklist import judge_agreement_table, score_verdicts, solve_rates
     from kit.core.schema import read_table
+    from kit.grade.checklist import judge_agreement_table, score_verdicts, solve_rates
 
     cls = read_checklists(checklists)
     table = read_table(verdicts, "grade_verdicts")
@@ -193,8 +193,8 @@ def frozen_core_cmd(
 
     Example: kit grade frozen-core scores.csv --roster GLM-5.1,Qwen3.6,DeepSeek-V4 --second redecode.csv
     """
-    from kit.grade.frozen_core import core_summary, core_table
     from kit.core.schema import read_table
+    from kit.grade.frozen_core import core_summary, core_table
 
     names = [r.strip() for r in roster.split(",") if r.strip()]
     if not names:

@@ -143,10 +143,10 @@ def judge_swap_cmd(
     Example:
       kit grade judge-swap lexical.csv llm.csv --checklists checklists.jsonl --out swap/
     """
+    from kit.core.schema import read_table, validate_frame
+    from kit.core.tables import write_table
     from kit.grade.judge_swap import judge_swap
     from kit.grade.reader import read_checklists
-    from kit.core.tables import write_table
-    from kit.core.schema import read_table, validate_frame
 
     cls = read_checklists(checklists)
     swap = judge_swap(
@@ -247,13 +247,13 @@ def validate_judge_cmd(
       kit grade validate-judge runs.jsonl --checklists checklists.jsonl --judge data/judge-qwen \\
           --gold people.csv --out data/judge-qwen-validated
     """
+    from kit.core.schema import validate_json
     from kit.grade.llm_judge import check_judge_card
     from kit.grade.reader import read_checklists
     from kit.grade.validate_judge import validate_judge
     from kit.guard.evaluation.validation import VALIDATION_SCHEMA
     from kit.guard.verifiers.validate_card import validation_lines, write_validated_card
     from kit.runs.reader import read_runs
-    from kit.core.schema import validate_json
 
     read = read_runs(runs, max_answer_chars, "raise")
     card, entry, left_out = validate_judge(

@@ -11,8 +11,8 @@ import click
 
 from kit.commands.options import PathDefault
 from kit.commands.sealed import sealed_output
-from kit.registry.fetch import DEFAULT_DEST
 from kit.core.tables import emit, render
+from kit.registry.fetch import DEFAULT_DEST
 
 
 @click.command("planted")

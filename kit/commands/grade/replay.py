@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from kit.core import boundary
 from kit.commands.grade.runs import emit, read_runs_reporting
 from kit.commands.options import (
     max_answer_chars_option,
@@ -20,6 +19,7 @@ from kit.commands.options import (
     table_out_format_option,
 )
 from kit.commands.sealed import sealed_file
+from kit.core import boundary
 from kit.core.errors import ConfigError
 
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from kit.core import atomic
 from kit.commands.options import (
     PathDefault,
     echo_table,
@@ -21,6 +20,7 @@ from kit.commands.options import (
     table_out_format_option,
 )
 from kit.commands.sealed import sealed_file
+from kit.core import atomic
 from kit.core.errors import ConfigError
 from kit.grade.behaviour import behaviour_rates, run_behaviour, run_list
 from kit.registry.catalog import DEFAULT_DB

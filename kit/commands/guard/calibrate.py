@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from kit import __version__
-from kit.core import atomic
 from kit.commands.options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_file
+from kit.core import atomic
 from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
@@ -111,14 +111,14 @@ def calibrate_cmd(
       kit guard calibrate labelled.csv --verifier data/verifier-nli --alpha 0.1 --out cal.json
       kit guard run answers.jsonl --calibration cal.json --verifier data/verifier-nli --out g/
     """
+    from kit.core.hashing import file_sha256
+    from kit.core.schema import validate_json
     from kit.guard.conformal.calibration import build_artifact, catch_statement
     from kit.guard.conformal.rule import min_calibration_size, rank_of
     from kit.guard.scoring.pairtable import parse_label_map
     from kit.guard.training.adapt import check_disjoint
     from kit.guard.verifiers.card import card_identity
     from kit.guard.verifiers.load import load_verifier
-    from kit.core.hashing import file_sha256
-    from kit.core.schema import validate_json
 
     extra = parse_label_map(label_map)
     frame, types = _read_labelled(labelled, extra)

@@ -71,6 +71,7 @@ def compare_cmd(
       kit guard score test.csv --out default.csv
       kit guard compare adapted.csv default.csv --name adapted --name default --out compare/
     """
+    from kit.core.tables import render, write_table
     from kit.guard.evaluation.compare import compare_scores, row_line
     from kit.guard.scoring.pairtable import (
         group_values,
@@ -78,7 +79,6 @@ def compare_cmd(
         parse_label_map,
         read_scores_table,
     )
-    from kit.core.tables import render, write_table
 
     if names and len(names) != 2:
         raise ConfigError("bad_parameter", f"give --name twice (A, then B); got {len(names)}")

@@ -8,16 +8,16 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit.core import atomic
 from kit.commands.options import (
     GUARD_FLOAT_FMT,
     deprecated_alias,
     raw_option,
 )
 from kit.commands.sealed import sealed_file
+from kit.core import atomic
 from kit.core.errors import ConfigError
-from kit.core.tables import to_csv
 from kit.core.schema import validate_frame
+from kit.core.tables import to_csv
 
 
 def parse_alphas(text: str) -> list[float]:

@@ -52,8 +52,8 @@ def evaluate_cmd(
       kit guard evaluate scores.csv --tau 0.5 --out reports/evaluation
       kit guard evaluate scifact.parquet --label-map "SUPPORT=entailment,NOINFO=neutral" --out reports/
     """
-    from kit.guard.evaluation.table import evaluate_table
     from kit.core.tables import render, write_table
+    from kit.guard.evaluation.table import evaluate_table
 
     ev = evaluate_table(
         scores,

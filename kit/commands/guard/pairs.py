@@ -7,16 +7,16 @@ from pathlib import Path
 import click
 import numpy as np
 
-from kit.core import atomic, boundary
 from kit.commands.options import (
     GUARD_FLOAT_FMT,
     json_dump,
     raw_option,
 )
 from kit.commands.sealed import sealed_file
+from kit.core import atomic, boundary
 from kit.core.errors import InputError, Location
-from kit.core.tables import to_csv
 from kit.core.schema import validate_frame
+from kit.core.tables import to_csv
 
 
 @click.command("pairs")

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from kit.core import atomic
 from kit.commands.options import (
     EVAL_FORMATS,
     GUARD_FLOAT_FMT,
@@ -16,8 +15,9 @@ from kit.commands.options import (
     variant_option,
 )
 from kit.commands.sealed import sealed_output
-from kit.core.tables import to_csv
+from kit.core import atomic
 from kit.core.schema import validate_frame
+from kit.core.tables import to_csv
 
 
 @click.command("panel")
@@ -90,10 +90,10 @@ def panel_cmd(
       kit guard panel pairs.csv --verifier minilm-nli --verifier minilm-bi --tau 0.5 --tau 0.7 --out panel/
     """
 
+    from kit.core.tables import write_table
     from kit.guard.evaluation.panel import agreement_line, panel
     from kit.guard.scoring.pairtable import read_pair_table
     from kit.guard.verifiers.load import load_verifier
-    from kit.core.tables import write_table
 
     def load(spec: str) -> object:
         return load_verifier(spec, variant, device, batch_size, progress=True)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from kit.core import atomic
 from kit.commands.options import (
     GUARD_FLOAT_FMT,
     json_dump,
@@ -15,6 +14,7 @@ from kit.commands.options import (
     verifier_options,
 )
 from kit.commands.sealed import sealed_output
+from kit.core import atomic
 from kit.core.tables import to_csv
 
 

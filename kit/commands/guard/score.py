@@ -69,6 +69,7 @@ def score_cmd(
       kit guard score claims.jsonl --verifier path/to/card-folder --out scores.parquet
       kit guard score pairs.csv --engine ray --ray-address HEAD:6379 --out scores.csv
     """
+    from kit.core.parallel import Engine
     from kit.guard.evaluation.panel import auc_lines
     from kit.guard.scoring.pairtable import (
         read_pair_table,
@@ -79,7 +80,6 @@ def score_cmd(
     )
     from kit.guard.scoring.score_store import open_scorer
     from kit.guard.verifiers.load import load_verifier
-    from kit.core.parallel import Engine
 
     spec = Engine(engine, ray_address, ray_workers, ray_connect_timeout)
     table_format(out, "output table")

@@ -95,6 +95,7 @@ def validate_cmd(
       kit guard validate --verifier data/verifier-qwen --gold labelled.csv --out data/verifier-qwen-validated
       kit guard validate --verifier minilm-nli --gold scifact_dev.csv --tau 0.5 --out data/nli-validated
     """
+    from kit.core.schema import validate_json
     from kit.guard.evaluation.validation import VALIDATION_SCHEMA
     from kit.guard.scoring.pairtable import parse_label_map
     from kit.guard.verifiers.load import resolve_verifier
@@ -103,7 +104,6 @@ def validate_cmd(
         validation_lines,
         write_validated_card,
     )
-    from kit.core.schema import validate_json
 
     folder = resolve_verifier(verifier)
     card, entry = validate_verifier(

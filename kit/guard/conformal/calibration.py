@@ -38,10 +38,10 @@ import numpy as np
 
 from kit.core import boundary
 from kit.core.errors import ConfigError, InputError, Location, check_param
+from kit.core.schema import read_table
 from kit.guard.conformal.rule import Threshold, rank_of
 from kit.guard.verifiers.card import card_identity, identity_entry
 from kit.registry.fetch import DEFAULT_DEST, raw_path
-from kit.core.schema import read_table
 from kit.stats.wilson import wilson_ci
 
 ALIASES = {"qasa": "citation-guard/qasa_calibration_scores.json"}

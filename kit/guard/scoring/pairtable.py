@@ -31,9 +31,9 @@ import pandas as pd
 
 from kit.core import atomic, boundary
 from kit.core.errors import ConfigError, InputError, Location
-from kit.guard.evaluation.evaluate import CLASSES, canonical_label, check_label_map
-from kit.core.tables import to_csv
 from kit.core.schema import validate_frame
+from kit.core.tables import to_csv
+from kit.guard.evaluation.evaluate import CLASSES, canonical_label, check_label_map
 
 PAIR_SCHEMA = "guard_pair_table"
 SCORES_SCHEMA = "guard_pair_scores"

@@ -27,6 +27,7 @@ import pandas as pd
 
 from kit.core import atomic
 from kit.core.errors import ConfigError, InputError, Location
+from kit.core.schema import validate_json
 from kit.guard.scoring.pairtable import read_labelled_table
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.training import train as tr
@@ -46,7 +47,6 @@ from kit.guard.verifiers.fitted_rule import (
 )
 from kit.guard.verifiers.load import load_verifier
 from kit.guard.verifiers.rules import FITTED_RULE
-from kit.core.schema import validate_json
 
 
 def pair_hashes(claims: list[str], passages: list[str]) -> list[str]:
@@ -259,8 +259,8 @@ def adapt_verifier(
     ``no_evidence`` / ``worse``) is read from that CI; ``improved`` is ``verdict ==
     "improved"``.
     """
-    from kit.guard.verifiers.load import load_card, resolve_verifier
     from kit.core.hashing import file_sha256
+    from kit.guard.verifiers.load import load_card, resolve_verifier
     from kit.stats.crossval_auc import crossval_auc, within_fold_auc
     from kit.stats.roc import auc_score, roc_auc
 

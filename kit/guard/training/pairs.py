@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.corpus.lexical import tokenize
 from kit.core.errors import InputError, Location
+from kit.corpus.lexical import tokenize
 from kit.guard.reattribute import build_bm25
 from kit.guard.scoring.windows import split_sentences
 

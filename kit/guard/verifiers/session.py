@@ -41,6 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kit.core.errors import ConfigError, InputError, Location
+from kit.core.progress import Progress
 from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.batching import (
     Tokens,
@@ -65,7 +66,6 @@ from kit.guard.verifiers.rules import (
     softmax,
     two_signal_score,
 )
-from kit.core.progress import Progress
 
 
 def providers_for(device: str) -> list[str]:

@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kit.corpus.identifiers import canonical
 from kit.core.errors import ConfigError, InputError, Location
+from kit.corpus.identifiers import canonical
 from kit.grade.reader import read_jsonl_objects
 from kit.runs.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
 from kit.runs.v2 import run_v2_from_dict

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from kit.cli import cli
 from kit.core.errors import ConfigError, IntegrityError
+from kit.core.schema import validate_json
 from kit.guard.conformal.calibration import (
     build_artifact,
     guarantee,
@@ -26,7 +27,6 @@ from kit.guard.conformal.rule import (
     mondrian_tau,
 )
 from kit.reproductions.guard import coverage_table
-from kit.core.schema import validate_json
 
 SHA = "a" * 64
 CARD = {"name": "test verifier", "onnx_sha256": "b" * 64, "scoring_rule": "s"}

@@ -29,7 +29,6 @@ from click.testing import CliRunner
 
 from kit.cli import cli
 from kit.core.errors import ConfigError
-from kit.guard.scoring import score_store as ss
 from kit.core.parallel import (
     Engine,
     connect_failure,
@@ -38,6 +37,7 @@ from kit.core.parallel import (
     tcp_probe,
     wants_ray,
 )
+from kit.guard.scoring import score_store as ss
 
 RAY_BIN = Path(sys.executable).parent / "ray"
 CHECKPOINT = 50  # pairs per store checkpoint in the runs below (the default is 4096)

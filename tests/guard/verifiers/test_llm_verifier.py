@@ -21,6 +21,7 @@ from llm_server import MODEL, p_yes, serve
 
 from kit.cli import cli
 from kit.core.errors import ConfigError
+from kit.core.schema import validate_json
 from kit.guard.scoring.windows import passage_windows
 from kit.guard.verifiers.llm_card import LLM_WINDOW, LlmVerifier, instrument_sha256
 from kit.guard.verifiers.llm_client import backoff_schedule
@@ -32,7 +33,6 @@ from kit.guard.verifiers.llm_prompt import (
     yes_share,
 )
 from kit.guard.verifiers.load import load_verifier
-from kit.core.schema import validate_json
 
 TOPICS = [
     ("aspirin", "stroke", "adults"),

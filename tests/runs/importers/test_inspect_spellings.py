@@ -42,8 +42,8 @@ from harness_spellings import (
 )
 
 from kit.cli import cli
-from kit.runs.reader import read_runs
 from kit.core.schema import read_table, validate_json
+from kit.runs.reader import read_runs
 
 pytest.importorskip("inspect_ai")
 
