@@ -84,8 +84,8 @@ def _vary(sentence: str, rng: np.random.Generator) -> str:
 def _draw(raw: Path, n_runs: int, n_cites: int, seed: int) -> tuple[Any, list[tuple]]:
     """The corpus and, per run, (task item, [(claim, cited PMID), ...]) (see module doc)."""
     from kit.grade.pubmedqa_corpus import build_corpus
-    from kit.guard.scoring.windows import split_sentences
     from kit.registry.loaders import pubmedqa_tables
+    from kit.runs.sentences import split_sentences
 
     t = pubmedqa_tables(raw)
     corpus = build_corpus(t["pubmedqa_items"], t["pubmedqa_contexts"], t["pubmedqa_meshes"])

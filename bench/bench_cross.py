@@ -73,9 +73,10 @@ def _reexec_without_openblas_overrides() -> None:
 
 
 def load_workloads(raw: Path, n_short: int, n_full: int) -> dict[str, tuple[list[str], list[str]]]:
-    from kit.guard.scoring.windows import passage_windows, split_sentences
+    from kit.guard.scoring.windows import passage_windows
     from kit.guard.training.pairs import items_from_pqal
     from kit.registry.fetch import raw_path
+    from kit.runs.sentences import split_sentences
 
     items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
     short_c, short_w, full_c, full_p = [], [], [], []

@@ -53,9 +53,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def load_pairs(n: int, raw: Path) -> tuple[list[str], list[str]]:
-    from kit.guard.scoring.windows import passage_windows, split_sentences
+    from kit.guard.scoring.windows import passage_windows
     from kit.guard.training.pairs import items_from_pqal
     from kit.registry.fetch import raw_path
+    from kit.runs.sentences import split_sentences
 
     items = items_from_pqal(json.loads(raw_path("pubmedqa/ori_pqal.json", raw).read_text()))
     claims, windows = [], []

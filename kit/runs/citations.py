@@ -63,7 +63,7 @@ from kit.corpus.identifiers import (
     plausible_bare_doi,
     unwrap,
 )
-from kit.guard.scoring.windows import sentence_spans
+from kit.runs.sentences import sentence_spans
 
 MAX_RANGE = 50
 # [ ... ] and ( ... ), ASCII or full-width (CJK: 【...】 ［...］ （...）), one line, no nesting.

@@ -30,7 +30,7 @@ import pandas as pd
 from kit.core.errors import InputError, Location
 from kit.corpus.lexical import tokenize
 from kit.guard.reattribute import build_bm25
-from kit.guard.scoring.windows import split_sentences
+from kit.runs.sentences import split_sentences
 
 NEG_TYPES = ("random", "mesh", "bm25", "negated")
 

@@ -13,11 +13,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from kit.core.errors import ConfigError, IntegrityError
-from kit.guard.scoring.windows import WindowSpec, passage_windows, split_sentences
+from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.card import ModelCard, Verifier
 from kit.guard.verifiers.export import load_weights, package_model_dir, sha256_bytes
 from kit.guard.verifiers.load import load_verifier
 from kit.guard.verifiers.session import OnnxCrossEncoder, providers_for
+from kit.runs.sentences import split_sentences
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from _numpy_minilm import embed_one
