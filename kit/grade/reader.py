@@ -18,11 +18,6 @@ def read_json_file(path: str | Path) -> Any:
     return boundary.read_json(path)
 
 
-def read_jsonl_objects(path: str | Path) -> list[tuple[int, Any]]:
-    """(line, object) for each non-blank line, through :mod:`kit.core.boundary`; errors name the line."""
-    return list(boundary.read_jsonl(path))
-
-
 def read_checklists(path: str | Path) -> dict[str, Any]:
     """Frozen checklists from a JSONL file, keyed by task id; a second checklist for the same
     task is an InputError naming the line, a file without any an InputError naming the file."""
@@ -30,7 +25,7 @@ def read_checklists(path: str | Path) -> dict[str, Any]:
     from kit.grade.checklist import checklist_from_dict
 
     out: dict[str, Any] = {}
-    for line, obj in read_jsonl_objects(path):
+    for line, obj in boundary.read_jsonl(path):
         cl = checklist_from_dict(obj, str(path), line)
         if cl.task_id in out:
             raise InputError(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-from kit.core import atomic
+from kit.core import atomic, boundary
 from kit.core.errors import ConfigError, InputError, IntegrityError, KitError, Location
 
 
@@ -114,11 +114,9 @@ def save_cache(path: str | Path, cache: Mapping[str, CacheEntry]) -> Path:
 
 def load_cache(path: str | Path) -> dict[str, CacheEntry]:
     """Read a cache file; a key that is not the hash of its request is an IntegrityError."""
-    from kit.grade.reader import read_jsonl_objects
-
     src = str(path)
     out: dict[str, CacheEntry] = {}
-    for line, obj in read_jsonl_objects(path):
+    for line, obj in boundary.read_jsonl(path):
         if not isinstance(obj, dict):
             raise InputError("bad_entry", "expected an object", where=Location(src, line))
         for k in ("key", "tool", "arguments", "response"):

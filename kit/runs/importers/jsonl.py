@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kit.core import boundary
 from kit.core.errors import ConfigError, InputError, Location
 from kit.corpus.identifiers import canonical
-from kit.grade.reader import read_jsonl_objects
 from kit.runs.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
 from kit.runs.v2 import run_v2_from_dict
 
@@ -319,7 +319,7 @@ def import_jsonl(
     mapping = parse_map(mapping_text, model)
     if cited_scheme is not None and "cited" not in mapping:
         raise ConfigError("bad_parameter", "--cited-scheme without a cited= mapping in --map")
-    lines = read_jsonl_objects(path)
+    lines = list(boundary.read_jsonl(path))
     if not lines:
         raise InputError("empty_file", "no JSON line in the file", where=Location(str(path)))
     chosen = lines if limit is None else lines[:limit]

@@ -35,7 +35,6 @@ from typing import Any
 
 from kit.core import boundary
 from kit.core.errors import ConfigError, InputError, Location
-from kit.grade.reader import read_jsonl_objects
 from kit.runs.importers.common import ImportSummary, check_limit, scalar_scores, write_runs
 
 SAMPLES_NAME = re.compile(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
@@ -199,7 +198,7 @@ def import_lm_eval_samples(
             "bad_parameter",
             f"cannot tell the task from the file name {path.name!r} (samples_<task>_<time>.jsonl); give --task",
         )
-    lines = read_jsonl_objects(path)
+    lines = list(boundary.read_jsonl(path))
     if not lines:
         raise InputError(
             "empty_samples",
