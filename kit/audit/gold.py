@@ -232,39 +232,3 @@ def gold_anchored(
     anchored = {r["metric"] for r in rates}
     out["not_anchored"] = [m for m in judges if m not in anchored]
     return out
-
-
-def gold_lines(block: Any, level: float) -> list[str]:
-    """The audit's stdout lines for ``gold_anchored``: the anchored rates first (with gold), or
-    whose judgement the rates are (without)."""
-    if not block:
-        return []
-    judged = "; ".join(f"{m.replace('_', ' ')}: {who}" for m, who in block["judged_by"].items())
-    if not block["rates"]:
-        return [
-            f"whose judgement: {judged}; no gold labels given, so these rates are the instruments' "
-            "(kit audit --gold GOLD.csv anchors them on human labels)"
-        ]
-    pct = f"{100 * level:.4g}%"
-    lines = [f"gold-anchored rates (PPI++, {pct} CI; assumption: {block['assumption']}):"]
-    for r in block["rates"]:
-        rows = {row["method"]: row for row in r["rows"]}
-        p, j, g = rows["ppi"], rows["judge_only"], rows["gold_only"]
-        name = r["metric"].replace("_", " ") + ("" if r["system"] is None else f" ({r['system']})")
-        lines.append(
-            f"  {name}: {p['estimate']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}] anchored on "
-            f"{r['n_gold']} gold of {r['n_judged']} judged (lambda {p['lambda']:.2f}); "
-            f"{r['judge']} alone {j['estimate']:.3f} [{j['ci_low']:.3f}, {j['ci_high']:.3f}]; "
-            f"gold alone {g['estimate']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
-        )
-        lines.append(
-            f"    intervals: PPI++ and gold alone {p['interval']}; judge alone {j['interval']}"
-        )
-        lines += [f"    warning: {w}" for w in r["warnings"]]
-    left = block.get("not_anchored") or []
-    if left:
-        lines.append(
-            "  not anchored (no gold rows): "
-            + "; ".join(f"{m.replace('_', ' ')} is {block['judged_by'][m]}'s" for m in left)
-        )
-    return lines

@@ -23,6 +23,7 @@ import pandas as pd
 
 from kit.report.audit_text import (
     estimate_ci,
+    gold_lines,
     headline_wrong_paper,
     interval_caveat,
     metric_definition,
@@ -377,9 +378,7 @@ def _unfinished(summary: Mapping[str, Any]) -> str:
 def _gold(summary: Mapping[str, Any]) -> tuple[str, str]:
     """(before the verdict, after it): with gold labels the gold-anchored rates lead the page;
     without, one line after the verdict says whose judgement the rates are (the same lines the
-    console prints, :func:`kit.audit.gold.gold_lines`)."""
-    from kit.audit.gold import gold_lines
-
+    console prints, :func:`kit.report.audit_text.gold_lines`)."""
     block = summary.get("gold_anchored")
     lines = gold_lines(block, float(summary.get("level") or 0.95))
     if not lines:

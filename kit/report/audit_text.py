@@ -3,8 +3,9 @@
 One home for what the report page and the terminal both say: metric names in words with a
 one-line definition (:data:`METRIC_WORDS`), which wrong-paper number is the headline
 (:func:`headline_wrong_paper`), the verdict a reader came for (:func:`verdict_sentences`),
-honest wording of degenerate intervals (:func:`interval_caveat`), and the lines `kit audit`
-prints (:func:`audit_lines`). Summary dict in (``summary.json``), strings out; no I/O.
+honest wording of degenerate intervals (:func:`interval_caveat`), the gold-anchored rates
+(:func:`gold_lines`) and the lines `kit audit` prints (:func:`audit_lines`). Summary dict in
+(``summary.json``), strings out; no I/O.
 """
 
 from __future__ import annotations
@@ -268,6 +269,42 @@ def _planted_line(r: Mapping[str, Any]) -> str:
     return f"{metric_name(r['metric'])}: {planted}{drawn}, {got}: {verdict}"
 
 
+def gold_lines(block: Any, level: float) -> list[str]:
+    """The audit's stdout lines for ``gold_anchored``: the anchored rates first (with gold), or
+    whose judgement the rates are (without)."""
+    if not block:
+        return []
+    judged = "; ".join(f"{m.replace('_', ' ')}: {who}" for m, who in block["judged_by"].items())
+    if not block["rates"]:
+        return [
+            f"whose judgement: {judged}; no gold labels given, so these rates are the instruments' "
+            "(kit audit --gold GOLD.csv anchors them on human labels)"
+        ]
+    pct = f"{100 * level:.4g}%"
+    lines = [f"gold-anchored rates (PPI++, {pct} CI; assumption: {block['assumption']}):"]
+    for r in block["rates"]:
+        rows = {row["method"]: row for row in r["rows"]}
+        p, j, g = rows["ppi"], rows["judge_only"], rows["gold_only"]
+        name = r["metric"].replace("_", " ") + ("" if r["system"] is None else f" ({r['system']})")
+        lines.append(
+            f"  {name}: {p['estimate']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}] anchored on "
+            f"{r['n_gold']} gold of {r['n_judged']} judged (lambda {p['lambda']:.2f}); "
+            f"{r['judge']} alone {j['estimate']:.3f} [{j['ci_low']:.3f}, {j['ci_high']:.3f}]; "
+            f"gold alone {g['estimate']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+        )
+        lines.append(
+            f"    intervals: PPI++ and gold alone {p['interval']}; judge alone {j['interval']}"
+        )
+        lines += [f"    warning: {w}" for w in r["warnings"]]
+    left = block.get("not_anchored") or []
+    if left:
+        lines.append(
+            "  not anchored (no gold rows): "
+            + "; ".join(f"{m.replace('_', ' ')} is {block['judged_by'][m]}'s" for m in left)
+        )
+    return lines
+
+
 def audit_lines(
     summary: Mapping[str, Any],
     out: object,
@@ -289,8 +326,6 @@ def audit_lines(
         lines.insert(
             0, f"--limit {c['limit']}: auditing the first {c['runs']} of {c['runs_in_file']} runs"
         )
-    from kit.audit.gold import gold_lines
-
     block = summary.get("gold_anchored")
     anchored = gold_lines(block, float(summary.get("level") or 0.95))
     if block and block.get("rates"):  # with gold: the gold-anchored rates lead the report
