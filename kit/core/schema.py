@@ -212,12 +212,6 @@ def validate_frame(
     )
 
 
-def read_csv(path: str | os.PathLike[str], name: str) -> pd.DataFrame:
-    """Read a CSV as text and validate it against schema ``name``."""
-    p = Path(path)
-    return validate_frame(read_frame(p), name, str(p))
-
-
 def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A table in CSV (as text, cells in ``NA_VALUES`` null) or Parquet (by suffix), NOT yet
     validated: for a reader that must see the columns to choose the schema (then

@@ -14,7 +14,7 @@ import pandas as pd
 
 from kit.core import boundary
 from kit.core.errors import InputError, Location
-from kit.core.schema import read_csv, validate_frame
+from kit.core.schema import read_table, validate_frame
 from kit.registry.fetch import raw_path
 
 PUBMEDQA = "pubmedqa/ori_pqal.json"
@@ -170,12 +170,12 @@ def constants_table(raw: Path) -> pd.DataFrame:
 
 
 def published_board(raw: Path) -> pd.DataFrame:
-    return read_csv(raw_path(BOARD, raw), "biolitbench_board")
+    return read_table(raw_path(BOARD, raw), "biolitbench_board")
 
 
 def published_pipelines(raw: Path) -> pd.DataFrame:
-    return read_csv(raw_path(PIPELINES, raw), "biolitbench_pipelines")
+    return read_table(raw_path(PIPELINES, raw), "biolitbench_pipelines")
 
 
 def openbiorq_board(raw: Path) -> pd.DataFrame:
-    return read_csv(raw_path(OPENBIORQ, raw), "openbiorq_board")
+    return read_table(raw_path(OPENBIORQ, raw), "openbiorq_board")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kit.cli import cli
 from kit.core.errors import InputError
-from kit.core.schema import load_schema, read_csv, schema_names
+from kit.core.schema import load_schema, read_table, schema_names
 
 HEADER = (
     "task_id,cluster,system,readout,score,failed,entry_hash,backbone,entry_condition,length_view"
@@ -42,7 +42,7 @@ def test_good_table_passes(tmp_path: Path) -> None:
         _write(tmp_path, GOOD, "t2,c1,A,r1,,true,h1,b,fixed_input,matched_length")
     )
     assert code == 0, out
-    frame = read_csv(tmp_path / "scores.csv", "scores")
+    frame = read_table(tmp_path / "scores.csv", "scores")
     assert frame["score"].dtype == float
     assert frame["failed"].tolist() == [False, True]
 
@@ -98,7 +98,7 @@ def test_all_problems_reported_at_once(tmp_path: Path) -> None:
         "t2,c1,A,r1,x,false,h1,b,fixed_input,matched_length",
     )
     with pytest.raises(InputError) as info:
-        read_csv(p, "scores")
+        read_table(p, "scores")
     assert len(info.value.details) == 2
     assert str(p) in info.value.message
 
@@ -141,7 +141,7 @@ def test_infinite_value_in_an_integer_column_is_named(tmp_path: Path) -> None:
     p = tmp_path / "gold.csv"
     p.write_text("item_id,gold\na,1\nb,inf\nc,-Infinity\n")
     with pytest.raises(InputError) as err:
-        read_csv(p, "anchor_gold")
+        read_table(p, "anchor_gold")
     text = err.value.render()
     assert "row 3, column 'gold': got 'inf'; expected a whole number" in text
     assert "row 4, column 'gold': got '-Infinity'; expected a whole number" in text
