@@ -14,7 +14,6 @@ the first part of :func:`run_audit` (`kit audit`): one code path, one set of def
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,16 +28,11 @@ from kit.audit import summary as summary_stage
 from kit.audit import support as support_stage
 from kit.audit.inputs import AuditOptions, Inputs, read_inputs, resolved_alpha
 from kit.core.errors import ConfigError
-from kit.core.progress import Progress
+from kit.core.progress import Progress, say
 from kit.grade.citation_audit import CITATION_ROW_COLUMNS, SupportRule
 from kit.runs.model import AgentRun
 
 CHUNK_RUNS = 50
-
-
-def _say(opts: AuditOptions, text: str) -> None:
-    if opts.progress:
-        print(text, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -146,7 +140,7 @@ def prepare(opts: AuditOptions) -> tuple[Inputs, Context]:
     resolved_alpha(opts, inputs.calibration)  # a bad alpha fails before anything is scored
     ctx = open_context(opts, inputs)
     for s in inputs.runs.skipped:
-        _say(opts, f"skipped {opts.runs}, row {s.line}, column '{s.field}': {s.message}")
+        say(f"skipped {opts.runs}, row {s.line}, column '{s.field}': {s.message}", opts.progress)
     return inputs, ctx
 
 
@@ -187,7 +181,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     same = None if inputs.calibration is None else check_verifier(inputs.calibration, ctx.card)
     check = check_citations(runs, ctx, rule, opts.progress)
     # conformal flags -------------------------------------------------------------------
-    _say(opts, f"audit: scoring up to {opts.n_cal} held-out right/wrong calibration pairs")
+    say(f"audit: scoring up to {opts.n_cal} held-out right/wrong calibration pairs", opts.progress)
     cal = flags_stage.calibrate(
         ctx.corpus, runs, ctx.scorer, check.rule, inputs.calibration, same, opts.n_cal, opts.seed
     )
@@ -195,7 +189,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     flagged = flags_stage.conformal_flags(check.frame, cal, alpha, opts.level)
     # re-attribution --------------------------------------------------------------------
     n_flag = int((flagged.frame["flag_reason"] == "score_at_or_below_tau").sum())
-    _say(opts, f"audit: re-attributing {n_flag} flagged citation(s) with BM25 + verifier")
+    say(f"audit: re-attributing {n_flag} flagged citation(s) with BM25 + verifier", opts.progress)
     index = reattribution.CorpusIndex.build(ctx.texts)
     cites = reattribution.suggest_reattribution(
         flagged.frame, index, ctx.texts, ctx.scorer, flagged.t.tau
@@ -240,7 +234,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         graded.judge,
         1.0 - opts.level,
     )
-    _say(opts, f"audit: scored in {time.perf_counter() - t0:.1f} s")
+    say(f"audit: scored in {time.perf_counter() - t0:.1f} s", opts.progress)
     return AuditResult(
         cites,
         run_frame,

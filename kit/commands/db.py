@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kit.commands.options import PathDefault, deprecated_alias, format_option, raw_option
+from kit.core.progress import say
 from kit.core.tables import render
 from kit.registry.catalog import DEFAULT_DB, build_catalog, list_tables, run_query
 
@@ -38,7 +39,7 @@ def build_cmd(raw: Path, db_path: Path) -> None:
     """
 
     def progress(name: str, n: int) -> None:
-        click.echo(f"  {name:<24} {n:>7} rows", err=True)
+        say(f"  {name:<24} {n:>7} rows")
 
     counts = build_catalog(raw, db_path, on_table=progress)
     click.echo(f"wrote {db_path}: {len(counts)} tables, {sum(counts.values())} rows")

@@ -1,5 +1,6 @@
-"""A progress display on stderr shared by long commands (audit runs, corpus ingestion, the
-verifiers' batches)."""
+"""The progress display on stderr shared by long commands: a bar (audit runs, corpus ingestion,
+the verifiers' batches)
+and one-line steps (:func:`say`: an audit stage begun, a catalog table built)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,9 @@ class Progress:
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+def say(text: str, enabled: bool = True) -> None:
+    """One progress line on stderr, flushed at once; nothing when ``enabled`` is False."""
+    if enabled:
+        print(text, file=sys.stderr, flush=True)
