@@ -1,6 +1,5 @@
 """The progress display on stderr shared by long commands: a bar (audit runs, corpus ingestion,
-the verifiers' batches)
-and one-line steps (:func:`say`: an audit stage begun, a catalog table built)."""
+the verifiers' batches) and one-line steps (:func:`say`: an audit stage begun, a catalog table built)."""
 
 from __future__ import annotations
 
