@@ -1,4 +1,4 @@
-"""`kit grade planted`: a planted-truth audit set from PubMedQA (kit.grade.planted_set).
+"""`kit grade planted`: a planted-truth audit set from PubMedQA (kit.reproductions.planted_set).
 
 docs/architecture.md, "Grading"; the group is assembled in kit/commands/grade/__init__.py.
 """
@@ -85,8 +85,8 @@ def planted_cmd(
     Example: kit grade planted --out data/planted --seed 0 --audit
     """
     from kit.grade.planted import PlantedDesign
-    from kit.grade.planted_set import recovery, write_planted_set
     from kit.registry.loaders import pubmedqa_tables
+    from kit.reproductions.planted_set import recovery, write_planted_set
 
     design = PlantedDesign(n_answers, p_wrong, p_fabricated, p_transient)
     written = write_planted_set(out_dir, pubmedqa_tables(raw), design, seed)

@@ -1,5 +1,8 @@
-"""The planted-truth audit set on disk (I/O edge of :mod:`kit.grade.planted`): `kit grade planted`.
+"""The planted-truth audit set on disk: `kit grade planted` (shell side of :mod:`kit.grade.planted`).
 
+The planted-truth generator is a construction for checking the audit, not part of an audit, so
+no library module imports it; its consumers sit on the shell floor with the reproductions that
+publish its tables (:mod:`kit.reproductions.grade`).
 :func:`write_planted_set` draws a set from the fetched PubMedQA tables and writes runs.jsonl,
 checklists.jsonl, failed_lookups.txt and design.json into one folder (its truth table, the
 set's ``truth``, the command writes through the table emitter);
