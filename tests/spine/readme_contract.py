@@ -1,4 +1,5 @@
-"""README.md as an executable contract: its ```bash blocks read as a list of commands (pure).
+"""README.md (and the docs pages it sends a reader to) as an executable contract: their ```bash
+blocks read as one list of commands (pure).
 
 A block is what a user types, top to bottom. Each command carries what the README promises about
 it and how the test runs it:
@@ -77,6 +78,7 @@ class Command:
     exit_code: int
     prints: tuple[str, ...]
     promised: tuple[str, ...]  # paths the comment says exist after the command
+    page: str = "README.md"  # the page the command is written on (README.md or a docs/ page)
 
     def argv(self) -> list[str]:
         return shlex.split(self.text)
@@ -89,9 +91,10 @@ class Problem:
     line: int
     command: str
     message: str
+    page: str = "README.md"
 
     def __str__(self) -> str:
-        return f"README.md line {self.line}: {self.message}\n    {self.command}"
+        return f"{self.page} line {self.line}: {self.message}\n    {self.command}"
 
 
 def split_comment(line: str) -> tuple[str, str]:
@@ -153,8 +156,9 @@ def _promises(comment: str) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
     return exit_code, prints, paths
 
 
-def parse_readme(text: str) -> list[Command]:
-    """Every command of every ```bash block, in order (module doc for the grammar)."""
+def parse_readme(text: str, page: str = "README.md") -> list[Command]:
+    """Every command of every ```bash block of one page, in order (module doc for the grammar);
+    ``page`` names the page in each command (and in the problems found with it)."""
     lines = text.splitlines()
     out: list[Command] = []
     block = -1
@@ -196,7 +200,16 @@ def parse_readme(text: str) -> list[Command]:
             exit_code, prints, promised = _promises(comment)
             out.append(
                 Command(
-                    start, block, cmd_text, comment, c_mode, c_reason, exit_code, prints, promised
+                    start,
+                    block,
+                    cmd_text,
+                    comment,
+                    c_mode,
+                    c_reason,
+                    exit_code,
+                    prints,
+                    promised,
+                    page,
                 )
             )
             parts, start = [], None
@@ -207,6 +220,12 @@ def parse_readme(text: str) -> list[Command]:
             raise ContractError(f"line {start}: the block ends inside a continued command")
         i += 1
     return out
+
+
+def parse_pages(pages: Sequence[tuple[str, str]]) -> list[Command]:
+    """The commands of several pages, ``(name, text)`` in reading order, as one sequence: the
+    README first, then the pages it sends a reader to, each read after the ones before it."""
+    return [c for name, text in pages for c in parse_readme(text, name)]
 
 
 def runs_in(command: Command, mode: str) -> bool:
@@ -244,6 +263,7 @@ def unresolved_references(
                     c.text,
                     f"program {argv[0]!r}: a fresh clone has only {', '.join(PROGRAMS)} "
                     "(run kit as .venv/bin/kit)",
+                    c.page,
                 )
             )
         outputs = {argv[k + 1] for k, a in enumerate(argv[:-1]) if a in OUTPUT_OPTIONS}
@@ -259,12 +279,15 @@ def unresolved_references(
                     c.text,
                     f"argument {k} {path!r} does not exist in the project and no earlier "
                     f"command of the {mode} run writes it",
+                    c.page,
                 )
             )
         for p in c.promised:
             if not p.startswith("/") and not _covered(p, made) and not exists(p):
                 problems.append(
-                    Problem(c.line, c.text, f"the comment names {p!r}, which does not exist")
+                    Problem(
+                        c.line, c.text, f"the comment names {p!r}, which does not exist", c.page
+                    )
                 )
         made += [*outputs, *c.promised]
     return problems
