@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
+from kit.certify.published_board import ROUNDING_TOLERANCE, check_board, summarise
 from kit.commands.options import format_option, raw_option
 from kit.commands.sealed import sealed_file
 from kit.core import atomic
 from kit.core.schema import validate_frame
 from kit.core.tables import render, to_csv
 from kit.registry.loaders import BOARD, published_board
-from kit.release.published_board import ROUNDING_TOLERANCE, check_board, summarise
 
 
 @click.group()

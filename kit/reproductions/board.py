@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from kit.certify.published_board import check_board
 from kit.registry.loaders import published_board
-from kit.release.published_board import check_board
 
 
 def board_check(raw: Path) -> dict[str, pd.DataFrame]:

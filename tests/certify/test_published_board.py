@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from kit.certify.published_board import AXES, ROUNDING_TOLERANCE, check_board, summarise
 from kit.cli import cli
 from kit.registry.loaders import published_board
-from kit.release.published_board import AXES, ROUNDING_TOLERANCE, check_board, summarise
 
 
 @pytest.fixture
