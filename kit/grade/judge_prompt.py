@@ -31,7 +31,7 @@ import string
 from collections.abc import Iterable, Mapping
 
 from kit.core.errors import ConfigError
-from kit.guard.verifiers.llm_prompt import answer_of
+from kit.guard.verifiers.llm.instrument import answer_of
 
 SLOTS = ("{question}", "{criterion}", "{answer}")
 LABELS = ("met", "partial", "not_met")

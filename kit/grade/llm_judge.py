@@ -7,9 +7,9 @@ model and endpoint, the frozen prompt template (:mod:`kit.grade.judge_prompt`) a
 the decoding (temperature 0, ``max_tokens``, top log-probabilities when the endpoint returns
 them) and the answer rule; never a key (``api_key_env`` names the variable it is read from).
 ``instrument_sha256`` = sha256 of the canonical JSON of the pinned fields (as for the LLM
-verifier card, :func:`kit.guard.verifiers.llm_card.instrument_sha256`).
+verifier card, :func:`kit.guard.verifiers.llm.instrument.instrument_sha256`).
 
-The network client is the LLM verifier's (:class:`kit.guard.verifiers.llm_client.ChatClient`: bounded
+The network client is the LLM verifier's (:class:`kit.guard.verifiers.llm.client.ChatClient`: bounded
 concurrency, timeouts, retries with backoff, the ``GET /models`` probe at the first store miss).
 
 Verdicts go through the shared score store (:mod:`kit.guard.scoring.score_store`; partition = the
@@ -43,15 +43,15 @@ from kit.grade.judge_prompt import (
     reply_verdict,
 )
 from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
-from kit.guard.verifiers.llm_card import (
+from kit.guard.verifiers.llm.client import CallFailed, ChatClient, ClientSettings, Request
+from kit.guard.verifiers.llm.instrument import (
     check_pinned_card,
+    first_answer_position,
     first_question_failed,
     instrument_sha256,
     read_template,
     write_card_folder,
 )
-from kit.guard.verifiers.llm_client import CallFailed, ChatClient, ClientSettings, Request
-from kit.guard.verifiers.llm_prompt import first_answer_position
 
 KIND = "llm-judge"
 CARD_FORMAT = 1
@@ -325,8 +325,8 @@ class LlmJudge:
 
     def usage(self) -> dict[str, int]:
         """Questions asked and the endpoint client's counts (requests, retries, tokens from the
-        API's usage field: :meth:`kit.guard.verifiers.llm_client.ChatClient.usage`)."""
-        from kit.guard.verifiers.llm_client import no_usage
+        API's usage field: :meth:`kit.guard.verifiers.llm.client.ChatClient.usage`)."""
+        from kit.guard.verifiers.llm.client import no_usage
 
         base = self._client.usage() if self._client is not None else no_usage()
         return {"questions": self.asked, **base}

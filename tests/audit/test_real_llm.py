@@ -47,8 +47,8 @@ from kit.cli import cli
 from kit.core.schema import validate_json
 from kit.grade.judge_prompt import DEFAULT_TEMPLATE as JUDGE_TEMPLATE
 from kit.guard.scoring.windows import passage_windows
-from kit.guard.verifiers.llm_card import LLM_WINDOW
-from kit.guard.verifiers.llm_prompt import DEFAULT_TEMPLATE, render
+from kit.guard.verifiers.llm.prompt import DEFAULT_TEMPLATE, render
+from kit.guard.verifiers.llm.verifier import LLM_WINDOW
 
 pytestmark = pytest.mark.slow
 

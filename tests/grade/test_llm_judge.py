@@ -30,7 +30,7 @@ from kit.grade.judge_prompt import (
 )
 from kit.grade.judge_swap import judge_swap
 from kit.grade.llm_judge import PINNED, load_judge_card
-from kit.guard.verifiers.llm_card import instrument_sha256
+from kit.guard.verifiers.llm.instrument import instrument_sha256
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "grade"
 RUNS, CHECKLISTS = EXAMPLES / "runs.jsonl", EXAMPLES / "checklists.jsonl"

@@ -86,7 +86,7 @@ def import_judge_cmd(
           --model Qwen2.5-7B-Instruct --out data/judge-qwen
     """
     from kit.grade.llm_judge import import_llm_judge
-    from kit.guard.verifiers.llm_client import ClientSettings
+    from kit.guard.verifiers.llm.client import ClientSettings
 
     settings = ClientSettings(concurrency, timeout, retries, backoff)
     card = import_llm_judge(

@@ -1,6 +1,6 @@
 """`kit guard import-verifier`: bring your own verifier (an ONNX cross-encoder or an LLM).
 
-Thin shell over :mod:`kit.guard.verifiers.import_card` and :mod:`kit.guard.verifiers.llm_card`;
+Thin shell over :mod:`kit.guard.verifiers.import_card` and :mod:`kit.guard.verifiers.llm.verifier`;
 the card folder is staged, sealed and swapped in as a set
 (:func:`kit.commands.sealed.sealed_output`).
 """
@@ -144,8 +144,8 @@ def import_cmd(
           --model Qwen2.5-7B-Instruct --out data/verifier-qwen
     """
     from kit.guard.verifiers.import_card import import_verifier
-    from kit.guard.verifiers.llm_card import import_llm_verifier
-    from kit.guard.verifiers.llm_client import ClientSettings
+    from kit.guard.verifiers.llm.client import ClientSettings
+    from kit.guard.verifiers.llm.verifier import import_llm_verifier
     from kit.guard.verifiers.load import resolve_verifier
 
     if base_url is not None:

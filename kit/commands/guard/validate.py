@@ -120,7 +120,7 @@ def validate_cmd(
     )
     validate_json(entry, VALIDATION_SCHEMA, str(out / "card.json"))
     if card.get("kind") == "llm":
-        from kit.guard.verifiers.llm_card import check_llm_card
+        from kit.guard.verifiers.llm.verifier import check_llm_card
 
         check_llm_card(card, str(out / "card.json"))  # schema, prompt and instrument sha256s
     write_validated_card(folder, out, card)

@@ -209,7 +209,7 @@ def cost_block(
     unit: str = "",
 ) -> dict[str, Any]:
     """What answering ``n_items`` items once cost: wall-clock ``seconds`` and seconds per item;
-    ``usage`` (an API client's counts, :meth:`kit.guard.verifiers.llm_client.ChatClient.usage`, or None
+    ``usage`` (an API client's counts, :meth:`kit.guard.verifiers.llm.client.ChatClient.usage`, or None
     for a local model) gives requests, retries and tokens. Token totals are reported only when
     every answered response carried a ``usage`` field (else None: partial sums would read as a
     cost). ``unit_calls`` counts the questions asked (``unit`` names them, e.g. (claim, window)

@@ -50,7 +50,7 @@ KEY_COLUMNS = ("pair_id", "label", "group")
 FLOAT_FMT = "%.10g"
 MAX_LISTED = 20
 #: score_status of a scored pair table: ``scored``, or ``refused`` -- the instrument gave no score
-#: (an LLM endpoint refused the question deterministically, kit.guard.verifiers.llm_client); the score is
+#: (an LLM endpoint refused the question deterministically, kit.guard.verifiers.llm.client); the score is
 #: empty then, never a number, and every reader leaves the pair out and counts it.
 SCORE_STATUS = ("scored", "refused")
 

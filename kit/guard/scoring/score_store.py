@@ -324,7 +324,7 @@ class ScoreStore:
         note: str | None = None,
     ) -> None:
         """Keep ``score`` for ``key`` (written at the next :meth:`flush`). A missing score (NaN:
-        an instrument refused the question, :mod:`kit.guard.verifiers.llm_client`) is kept in memory for
+        an instrument refused the question, :mod:`kit.guard.verifiers.llm.client`) is kept in memory for
         this process only and never written: the store holds numbers, so a rerun asks again."""
         entry = (float(score), None if probs is None else tuple(float(p) for p in probs))
         self._load()[key] = entry

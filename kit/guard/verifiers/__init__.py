@@ -6,6 +6,6 @@ The card and the verifier interface (:mod:`~kit.guard.verifiers.card`), the scor
 (:mod:`~kit.guard.verifiers.session`, :mod:`~kit.guard.verifiers.batching`), loading by card
 (:mod:`~kit.guard.verifiers.load`), what a card folder holds (:mod:`~kit.guard.verifiers.layout`),
 the builders and importers (``export``, ``cross_export``, ``import_card``, ``build_record``),
-the LLM verifiers (``llm_card``, ``llm_client``, ``llm_prompt``) and their validation
+the LLM instrument (``llm``: client, card identity, verifier, prompt) and the validation
 (``validate_card``). docs/architecture.md, "Citation guard"; step 4 of its renovation plan.
 """

@@ -4,7 +4,7 @@
 :func:`load_verifier` checks the ONNX file against the card's sha256 and returns an
 :class:`~kit.guard.verifiers.session.OnnxBiEncoder`, an
 :class:`~kit.guard.verifiers.session.OnnxCrossEncoder` (with its relatedness bi-encoder when the
-card names one) or an LLM verifier (:mod:`kit.guard.verifiers.llm_card`). docs/architecture.md,
+card names one) or an LLM verifier (:mod:`kit.guard.verifiers.llm.verifier`). docs/architecture.md,
 "Citation guard".
 """
 
@@ -82,7 +82,9 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
     card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
     if not isinstance(card, dict):
         raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
-    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm_card)
+    if (
+        card.get("kind") == "llm"
+    ):  # a chat model behind an endpoint (kit.guard.verifiers.llm.verifier)
         return card
     if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
         from kit.core.schema import validate_json
@@ -169,7 +171,7 @@ def load_verifier(
     """The verifier a card describes (``spec``: a built-in name or a card folder).
 
     The card's ``kind`` selects the code path -- ``bi-encoder``, ``cross-encoder`` or ``llm``
-    (a chat model behind an OpenAI-compatible endpoint, :mod:`kit.guard.verifiers.llm_card`) -- and the
+    (a chat model behind an OpenAI-compatible endpoint, :mod:`kit.guard.verifiers.llm.verifier`) -- and the
     ONNX file's (or the LLM card's instrument) sha256 is checked against the card before use. A cross-encoder card carries its
     label order (``extra.labels``, must include ``entailment``) and its scoring rule
     (``extra.scoring``, one of :data:`SCORING_RULES`).
@@ -177,7 +179,7 @@ def load_verifier(
     folder = resolve_verifier(spec)
     d = load_card(folder)
     if d["kind"] == "llm":  # model + endpoint + prompt sha256 + decoding + answer rule
-        from kit.guard.verifiers.llm_card import load_llm_verifier
+        from kit.guard.verifiers.llm.verifier import load_llm_verifier
 
         return load_llm_verifier(folder, d, variant)  # type: ignore[return-value]
     path, sha = _checked_model(folder, d, variant)

@@ -22,8 +22,8 @@ from test_llm_verifier import TOPICS, import_card, invoke, pair_table
 from kit.core.schema import validate_json
 from kit.guard.evaluation.validation import self_consistency, with_validation
 from kit.guard.scoring.windows import passage_windows
-from kit.guard.verifiers.llm_card import LLM_WINDOW
-from kit.guard.verifiers.llm_prompt import DEFAULT_TEMPLATE, render
+from kit.guard.verifiers.llm.prompt import DEFAULT_TEMPLATE, render
+from kit.guard.verifiers.llm.verifier import LLM_WINDOW
 from kit.guard.verifiers.load import load_card, load_verifier
 
 

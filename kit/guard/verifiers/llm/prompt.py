@@ -1,6 +1,6 @@
 """The frozen prompt of an LLM verifier and how its answer becomes a score (pure).
 
-An LLM verifier (``kind: llm`` cards, :mod:`kit.guard.verifiers.llm_card`) asks a chat model one
+An LLM verifier (``kind: llm`` cards, :mod:`kit.guard.verifiers.llm.verifier`) asks a chat model one
 yes / no question per (claim, window). Two answer rules, named on the card:
 
 * ``logprobs`` -- s = P(yes) / (P(yes) + P(no)) over the top log-probabilities of the first
@@ -18,11 +18,11 @@ A failed or refused call is never turned into a number: these functions return N
 from __future__ import annotations
 
 import math
-import string
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kit.core.errors import ConfigError
+from kit.guard.verifiers.llm.instrument import answer_of
 
 CLAIM_SLOT = "{claim}"
 PASSAGE_SLOT = "{passage}"
@@ -38,8 +38,6 @@ DEFAULT_TEMPLATE = (
     "\n"
     "Does the passage support the claim? Answer with one word: yes or no."
 )
-# whitespace, ASCII punctuation and the word-start markers of SentencePiece / byte-level BPE
-_STRIP = string.whitespace + string.punctuation + "\u2581\u0120"
 LOGPROBS_RULE = (
     "s = P(yes) / (P(yes) + P(no)) from the top log-probabilities of the first answer token "
     "(tokens matched case-insensitively after stripping whitespace and punctuation); no yes / "
@@ -75,20 +73,6 @@ def render(template: str, claim: str, passage: str) -> str:
         return a + passage + b + claim + tail
     a, b = tail.split(PASSAGE_SLOT, 1)
     return head + claim + a + passage + b
-
-
-def answer_of(token: str) -> str:
-    """A token's text as an answer: stripped of whitespace, punctuation and sub-word markers,
-    lower-cased ("" when nothing is left)."""
-    return token.strip(_STRIP).lower()
-
-
-def first_answer_position(content: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The first generated token whose text is more than whitespace / punctuation."""
-    for entry in content:
-        if answer_of(str(entry.get("token", ""))):
-            return entry
-    return None
 
 
 def yes_probability(top: Iterable[Mapping[str, Any]]) -> float | None:

@@ -3,7 +3,7 @@
 docs/architecture.md, "Instruments and gold": a card pins what the instrument is -- here the model name
 and endpoint, the frozen prompt template and its sha256, the decoding (temperature 0, a few
 tokens, top log-probabilities), the answer set {yes, no} and the answer rule
-(:mod:`kit.guard.verifiers.llm_prompt`), and the window rule. Never a key: the card names the
+(:mod:`kit.guard.verifiers.llm.prompt`), and the window rule. Never a key: the card names the
 environment variable the key is read from (``api_key_env``). ``instrument_sha256`` is the
 sha256 of the canonical JSON of those pinned fields (:func:`instrument_sha256`); it is this
 verifier's identity wherever the kit keys on a verifier's sha256. The in-memory
@@ -19,7 +19,7 @@ calls, so a second run -- of any command -- asks the model nothing. A question i
 a number when it has no answer:
 
 * *refused* (the endpoint answers it deterministically with no score: HTTP 400 / 413 / 422, a
-  content filter, a reply that is no yes / no; :mod:`kit.guard.verifiers.llm_client`): its window has no
+  content filter, a reply that is no yes / no; :mod:`kit.guard.verifiers.llm.client`): its window has no
   score, and so neither has its pair -- ``score`` returns NaN for it, counted in
   :attr:`LlmVerifier.refusals` and shown by the commands as a missing score (``score_status``
   ``refused``), never a number. Refusals are not written to the store (it holds numbers), so a
@@ -31,27 +31,32 @@ a number when it has no answer:
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kit.core import atomic
-from kit.core.errors import ConfigError, InputError, IntegrityError, KitError, Location
+from kit.core.errors import ConfigError, KitError
 from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 from kit.guard.scoring.windows import WindowSpec, passage_windows
-from kit.guard.verifiers.llm_client import Answer, ChatClient, ClientSettings, Request
-from kit.guard.verifiers.llm_prompt import (
+from kit.guard.verifiers.llm.client import Answer, ChatClient, ClientSettings, Request
+from kit.guard.verifiers.llm.instrument import (
+    check_pinned_card,
+    first_answer_position,
+    first_question_failed,
+    instrument_sha256,
+    read_template,
+    write_card_folder,
+)
+from kit.guard.verifiers.llm.prompt import (
     ANSWERS,
     DEFAULT_TEMPLATE,
     LOGPROBS_RULE,
     check_template,
-    first_answer_position,
     render,
     samples_rule,
 )
@@ -80,12 +85,6 @@ def default_store_root() -> Path:
     from kit.guard.scoring.score_store import DEFAULT_STORE, ENV_VAR
 
     return Path(os.environ.get(ENV_VAR) or DEFAULT_STORE)
-
-
-def instrument_sha256(card: dict[str, Any], fields: Sequence[str] = PINNED) -> str:
-    """sha256 of the canonical JSON (sorted keys, no spaces) of the card's pinned ``fields``."""
-    pinned = {k: card[k] for k in fields}
-    return text_sha256(json.dumps(pinned, sort_keys=True, separators=(",", ":")))
 
 
 def build_card(
@@ -146,7 +145,7 @@ def build_card(
         "on labelled pairs before trusting it",
         "source": f"imported by `kit guard import-verifier --base-url` (model {model})",
     }
-    card["instrument_sha256"] = instrument_sha256(card)
+    card["instrument_sha256"] = instrument_sha256(card, PINNED)
     return card
 
 
@@ -160,71 +159,6 @@ def _request(card: dict[str, Any]) -> Request:
         samples=int(rule.get("k", 1)),
         sample_temperature=float(rule.get("temperature", 1.0)),
     )
-
-
-def read_template(
-    prompt: Path | None, default: str, check: Callable[[str], None], base_url: str
-) -> str:
-    """The prompt template of a card being imported: ``prompt``'s text or ``default``, checked
-    by ``check``; ``base_url`` checked to be http(s). Shared by every LLM card kind."""
-    if not base_url.startswith(("http://", "https://")):
-        raise ConfigError("bad_parameter", f"--base-url must start with http(s)://; got {base_url}")
-    if prompt is not None and not Path(prompt).is_file():
-        raise InputError("missing_file", "prompt template not found", where=Location(str(prompt)))
-    template = default if prompt is None else Path(prompt).read_text(encoding="utf-8")
-    check(template)
-    return template
-
-
-def first_question_failed(base_url: str, model: str, reason: str) -> ConfigError:
-    """The error of an import whose first question to the endpoint failed."""
-    return ConfigError(
-        "endpoint_failed",
-        f"{base_url}: a first question to model {model!r} failed ({reason}); "
-        "check --model and the server's log",
-    )
-
-
-def write_card_folder(out: Path, card: dict[str, Any], schema: str) -> None:
-    """Validate ``card`` against its JSON Schema and write ``out/card.json`` atomically."""
-    from kit.core.schema import validate_json
-
-    validate_json(card, schema, str(Path(out) / "card.json"))
-    with atomic.staged_dir(out) as final:
-        final.chmod(0o755)
-        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
-
-
-def check_pinned_card(
-    card: dict[str, Any],
-    where: str,
-    schema: str,
-    pinned: Sequence[str],
-    check: Callable[[str], None],
-    what: str,
-) -> dict[str, Any]:
-    """``card`` validated against its JSON Schema, its prompt sha256 and its instrument sha256
-    (over ``pinned``) recomputed, its template checked by ``check``: an edited card is an
-    IntegrityError naming ``where`` (``what``: the card's instrument, for the fix)."""
-    from kit.core.schema import validate_json
-
-    validate_json(card, schema, where)
-    got = text_sha256(card["prompt_template"])
-    if got != card["prompt_sha256"]:
-        raise IntegrityError(
-            "sha256_mismatch", f"{where}: prompt sha256 {got} != card {card['prompt_sha256']}"
-        )
-    got = instrument_sha256(card, pinned)
-    if got != card["instrument_sha256"]:
-        raise IntegrityError(
-            "sha256_mismatch",
-            f"{where}: instrument sha256 {got} != card {card['instrument_sha256']} (a pinned "
-            f"field was edited; import the {what} again)",
-        )
-    check(card["prompt_template"])
-    if "validation" in card:  # written by kit guard validate / kit grade validate-judge
-        validate_json(card["validation"], "instrument_validation", where)
-    return card
 
 
 def import_llm_verifier(
@@ -256,7 +190,7 @@ def import_llm_verifier(
         client.probe()
         method = answer_rule
         if answer_rule != "samples":
-            from kit.guard.verifiers.llm_client import CallFailed
+            from kit.guard.verifiers.llm.client import CallFailed
 
             try:
                 choice, _ = client.logprobs_choice(render(template, PROBE_CLAIM, PROBE_PASSAGE))
@@ -412,9 +346,9 @@ class LlmVerifier:
         return line
 
     def usage(self) -> dict[str, int]:
-        """The endpoint client's counts (:meth:`kit.guard.verifiers.llm_client.ChatClient.usage`) and the
+        """The endpoint client's counts (:meth:`kit.guard.verifiers.llm.client.ChatClient.usage`) and the
         questions asked; all 0 when nothing was asked (a warm store)."""
-        from kit.guard.verifiers.llm_client import no_usage
+        from kit.guard.verifiers.llm.client import no_usage
 
         base = self._client.usage() if self._client is not None else no_usage()
         return {"questions": self.asked, **base}

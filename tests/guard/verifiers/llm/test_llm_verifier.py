@@ -23,15 +23,16 @@ from kit.cli import cli
 from kit.core.errors import ConfigError
 from kit.core.schema import validate_json
 from kit.guard.scoring.windows import passage_windows
-from kit.guard.verifiers.llm_card import LLM_WINDOW, LlmVerifier, instrument_sha256
-from kit.guard.verifiers.llm_client import backoff_schedule
-from kit.guard.verifiers.llm_prompt import (
+from kit.guard.verifiers.llm.client import backoff_schedule
+from kit.guard.verifiers.llm.instrument import instrument_sha256
+from kit.guard.verifiers.llm.prompt import (
     DEFAULT_TEMPLATE,
     check_template,
     render,
     yes_probability,
     yes_share,
 )
+from kit.guard.verifiers.llm.verifier import LLM_WINDOW, PINNED, LlmVerifier
 from kit.guard.verifiers.load import load_verifier
 
 TOPICS = [
@@ -135,7 +136,7 @@ def test_import_pins_model_endpoint_prompt_decoding_and_rule_never_the_key(
     assert card["answer_rule"]["method"] == "logprobs"
     assert "P(yes) / (P(yes) + P(no))" in card["answer_rule"]["rule"]
     assert card["api_key_env"] == "LAB_KEY"
-    assert card["instrument_sha256"] == instrument_sha256(card)
+    assert card["instrument_sha256"] == instrument_sha256(card, PINNED)
     for p in (tmp_path / "card").rglob("*"):
         if p.is_file():
             assert b"sk-secret" not in p.read_bytes(), p

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kit.core.errors import ConfigError
-from kit.guard.verifiers.llm_prompt import first_answer_position, yes_probability, yes_share
+from kit.guard.verifiers.llm.instrument import first_answer_position
+from kit.guard.verifiers.llm.prompt import yes_probability, yes_share
 
 T = TypeVar("T")
 REFUSAL_STATUSES = (400, 413, 422)  # the endpoint will not take this request: not worth a retry
