@@ -20,7 +20,7 @@ import pandas as pd
 
 from kit.core.errors import ConfigError
 from kit.grade.citation_audit import L2_SCORED, SupportRule
-from kit.grade.support import SupportScorer
+from kit.guard.verifiers.support import SupportScorer
 
 DEFAULT_CALIBRATION = "pubmedqa-neighbours"
 FLAG_REASONS = ("notfound", "no_passage", "score_at_or_below_tau", "refused")

@@ -15,7 +15,7 @@ import pandas as pd
 
 from kit.core.errors import check_param
 from kit.corpus.lexical import tokenize
-from kit.grade.support import SupportScorer
+from kit.guard.verifiers.support import SupportScorer
 
 
 @dataclass(frozen=True)

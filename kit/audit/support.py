@@ -16,7 +16,7 @@ import pandas as pd
 
 from kit.audit.evidence import agent_read_rows
 from kit.grade.citation_audit import SupportRule, score_support
-from kit.grade.support import SupportScorer
+from kit.guard.verifiers.support import SupportScorer
 from kit.runs.model import AgentRun, Citation
 
 

@@ -43,7 +43,7 @@ import pandas as pd
 from kit.core.errors import check_param
 from kit.corpus.coverage import Resolution
 from kit.corpus.identifiers import SCHEMES, find_identifiers, is_cited_paper
-from kit.grade.support import SupportScorer
+from kit.guard.verifiers.support import SupportScorer
 from kit.runs.model import AgentRun, Citation
 from kit.stats.wilson import wilson_ci
 

@@ -18,8 +18,8 @@ as a table instead, ``schemas/grade_verdicts.yaml``):
 * A criterion without terms is judged by the scorer on (criterion text, answer) with the
   ground thresholds; without a scorer that is a ConfigError (the judge refuses to guess).
 
-The scorer is any :class:`kit.grade.support.SupportScorer` -- the lexical baseline or the citation
-guard's ONNX MiniLM verifier.
+The scorer is any :class:`kit.guard.verifiers.support.SupportScorer` -- the lexical baseline or a
+citation guard verifier.
 
 Judges are instruments selected by card (docs/architecture.md, "Instruments and gold"):
 :func:`judge_runs` hands every (question, criterion, answer) of the runs to a
@@ -40,8 +40,8 @@ import pandas as pd
 from kit.core.errors import ConfigError, InputError, Location, check_param
 from kit.grade.checklist import Checklist, Criterion
 from kit.grade.citation_audit import CITATION_MARKER
-from kit.grade.support import SupportScorer
 from kit.grade.text import content_set, phrase_present, term_present
+from kit.guard.verifiers.support import SupportScorer
 from kit.runs.model import AgentRun, Citation
 
 NO_TOOLS_SUFFIX = "[no tools]"

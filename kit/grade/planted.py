@@ -51,8 +51,8 @@ from kit.grade.citation_audit import (
 )
 from kit.grade.pubmedqa_corpus import PubMedQACorpus, claim_text
 from kit.grade.pubmedqa_corpus import build_corpus as _build_corpus
-from kit.grade.support import SupportScorer
 from kit.grade.text import content_tokens
+from kit.guard.verifiers.support import SupportScorer
 from kit.runs.model import AgentRun, Citation, ToolCall
 from kit.stats.wilson import wilson_ci
 

@@ -1,8 +1,9 @@
 """Support scorers for L2 and must_ground: anything with ``score(claims, passages) -> [0, 1]``.
 
-The interface is the citation guard's :class:`kit.guard.verifiers.card.Verifier` protocol, so the
-guard's ONNX MiniLM verifier plugs in unchanged (``name`` is taken from its card). The built-in
-instrument is :class:`LexicalSupport`, a transparent IDF-weighted token-coverage score:
+The interface is the citation guard's :class:`kit.guard.verifiers.support.SupportScorer` (the
+``score`` of its :class:`kit.guard.verifiers.card.Verifier` protocol), so the guard's verifiers
+plug in unchanged (``name`` is taken from their card). The built-in instrument here is
+:class:`LexicalSupport`, a transparent IDF-weighted token-coverage score:
 
     s(claim, passage) = sum_{t in C ∩ P} idf(t) / sum_{t in C} idf(t),
     idf(t) = ln((N + 1) / (df(t) + 0.5)),
@@ -18,18 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from kit.grade.text import content_set, doc_freq
 
 LEXICAL_RULE = "s = sum idf(C∩P) / sum idf(C); idf = ln((N+1)/(df+0.5)); content tokens"
-
-
-@runtime_checkable
-class SupportScorer(Protocol):
-    def score(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)

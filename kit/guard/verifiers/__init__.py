@@ -1,6 +1,7 @@
 """Verifiers: the instruments that score claim-passage support, selected by card.
 
-The card and the verifier interface (:mod:`~kit.guard.verifiers.card`), the scoring rules
+The card and the verifier interface (:mod:`~kit.guard.verifiers.card`; the support-scorer
+interface every verifier meets, :mod:`~kit.guard.verifiers.support`), the scoring rules
 (:mod:`~kit.guard.verifiers.rules`, :mod:`~kit.guard.verifiers.fitted_rule`,
 :mod:`~kit.guard.verifiers.two_stage`), the ONNX sessions and their batches
 (:mod:`~kit.guard.verifiers.session`, :mod:`~kit.guard.verifiers.batching`), loading by card
