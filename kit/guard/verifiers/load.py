@@ -82,9 +82,7 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
     card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
     if not isinstance(card, dict):
         raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
-    if (
-        card.get("kind") == "llm"
-    ):  # a chat model behind an endpoint (kit.guard.verifiers.llm.verifier)
+    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm)
         return card
     if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
         from kit.core.schema import validate_json
