@@ -45,6 +45,8 @@ from kit.core import atomic
 from kit.core.errors import ConfigError, InputError, IntegrityError, KitError, Location
 from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 from kit.guard.scoring.windows import WindowSpec, passage_windows
+from kit.guard.verifiers.card_file import card_text, check_card
+from kit.guard.verifiers.layout import CARD_NAME
 from kit.guard.verifiers.llm_client import Answer, ChatClient, ClientSettings, Request
 from kit.guard.verifiers.llm_prompt import (
     ANSWERS,
@@ -189,10 +191,11 @@ def write_card_folder(out: Path, card: dict[str, Any], schema: str) -> None:
     """Validate ``card`` against its JSON Schema and write ``out/card.json`` atomically."""
     from kit.core.schema import validate_json
 
-    validate_json(card, schema, str(Path(out) / "card.json"))
+    validate_json(card, schema, str(Path(out) / CARD_NAME))
+    check_card(card, str(Path(out) / CARD_NAME))
     with atomic.staged_dir(out) as final:
         final.chmod(0o755)
-        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        (final / CARD_NAME).write_text(card_text(card))
 
 
 def check_pinned_card(
