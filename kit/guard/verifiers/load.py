@@ -74,7 +74,9 @@ def resolve_verifier(spec: str | Path) -> Path:
 
 def load_card(verifier_dir: Path) -> dict[str, Any]:
     """The card.json of ``verifier_dir``, checked against the card schema (a card that breaks
-    it: an InputError naming the file and each field's path)."""
+    it: an InputError naming the file and each field's path). The checks that had their own
+    words before the schema (an LLM card's schema, the validation block, the ONNX card's
+    fields, a cross-encoder's extra) run first and keep them."""
     path = Path(verifier_dir) / "card.json"
     if not path.is_file():
         raise InputError(
@@ -85,12 +87,15 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
     card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
     if not isinstance(card, dict):
         raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
-    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm_card)
-        return dict(check_card(card, str(path)))
-    if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
-        from kit.core.schema import validate_json
+    from kit.core.schema import validate_json
 
+    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm_card)
+        validate_json(card, "llm_verifier_card", str(path))  # the words load_llm_verifier uses
+    if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
         validate_json(card["validation"], "instrument_validation", str(path))
+    if card.get("kind") == "llm":
+        check_card(card, str(path))
+        return card
     missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
     if missing:
         raise InputError(
@@ -98,7 +103,8 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
         )
     if card["kind"] == "cross-encoder":
         _check_cross_extra(card.get("extra", {}), Location(str(path)))
-    return dict(check_card(card, str(path)))  # schemas/json/verifier_card.schema.json
+    check_card(card, str(path))  # schemas/json/verifier_card.schema.json
+    return card
 
 
 def _check_cross_extra(extra: dict[str, Any], where: Location) -> None:

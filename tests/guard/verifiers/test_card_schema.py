@@ -114,3 +114,20 @@ def test_a_bad_card_is_never_written(tmp_path: Path, tiny_cross_dir: Path) -> No
 def test_card_text_is_the_bytes_written(tiny_cross_dir: Path) -> None:
     card = json.loads((tiny_cross_dir / "card.json").read_text())
     assert card_text(card) == (tiny_cross_dir / "card.json").read_text()
+
+
+def test_the_built_in_cards_validate_where_built() -> None:
+    """minilm-nli and minilm-bi (data/verifier-nli, data/verifier), when this checkout has
+    them, with the relatedness card the cross-encoder pins."""
+    from kit.guard.verifiers.load import BUILTIN_VERIFIERS
+
+    cards = [
+        p
+        for f in BUILTIN_VERIFIERS.values()
+        for p in (f, f / "relatedness")
+        if (p / "card.json").is_file()
+    ]
+    if not cards:
+        pytest.skip("no built-in verifier built in this checkout")
+    for folder in cards:
+        checked(folder)
