@@ -239,11 +239,26 @@ def load_json_schema(name: str) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+@functools.cache
+def _json_schema_registry() -> Any:
+    """Every schema of ``schemas/json/`` under its ``$id`` (the file name), so one schema may
+    ``$ref`` another (``verifier_card`` -> ``instrument_validation``)."""
+    from referencing import Registry, Resource
+
+    return Registry().with_resources(
+        (p.name, Resource.from_contents(json.loads(p.read_text())))
+        for p in sorted((SCHEMA_DIR / "json").glob("*.schema.json"))
+    )
+
+
 def validate_json(obj: Any, name: str, source: str = "<json>") -> Any:
-    """Validate a JSON-able object against ``schemas/json/<name>.schema.json``."""
+    """Validate a JSON-able object against ``schemas/json/<name>.schema.json`` (its ``$ref`` to
+    another schema of that folder resolved by file name)."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(load_json_schema(name))
+    validator = jsonschema.Draft202012Validator(
+        load_json_schema(name), registry=_json_schema_registry()
+    )
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         details = [

@@ -20,6 +20,7 @@ from kit.core import atomic
 from kit.guard.evaluation.evaluate import CLASSES as LABELS
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.verifiers.card import ModelCard
+from kit.guard.verifiers.card_file import card_text, check_card, write_card
 from kit.guard.verifiers.export import build_minilm_graph, quantize_int8, sha256_bytes
 from kit.guard.verifiers.layout import CARD_NAME, TOKENIZER_NAME
 from kit.guard.verifiers.load import RELATEDNESS_DIR
@@ -72,10 +73,11 @@ def recard_folder(src: Path, out: Path, card: dict[str, Any]) -> dict[str, Any]:
     relatedness subfolder; receipts stay behind), unchanged and so still matching their pinned
     sha256s, under a new ``card`` -- a verifier whose weights are kept and whose card changes
     (an imported cross-encoder with a rule fitted by ``kit guard adapt --method recombine``)."""
+    check_card(card, str(Path(out) / CARD_NAME))
     with atomic.staged_dir(out) as tmp:
         tmp.chmod(0o755)
         copy_card_folder(src, tmp, skip=(CARD_NAME, "receipts"))
-        (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        (tmp / CARD_NAME).write_text(card_text(card))
     return card
 
 
@@ -168,5 +170,5 @@ def write_cross_encoder(
             licence=licence,
             extra={**more, **(extra or {})},
         ).to_dict()
-        (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        write_card(tmp, card, Path(out) / CARD_NAME)
     return card

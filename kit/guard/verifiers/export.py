@@ -19,7 +19,6 @@ tokenizers and numpy are needed (:mod:`kit.guard.verifiers`).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from kit.core import atomic, boundary
 from kit.core.errors import ConfigError
+from kit.guard.verifiers.card_file import write_card
 from kit.guard.verifiers.layout import CARD_NAME, FP32_NAME, INT8_NAME, MAX_LENGTH, TOKENIZER_NAME
 
 OPSET = 17  # LayerNormalization is a standard op from opset 17
@@ -295,5 +295,5 @@ def build_verifier(out: Path, model_dir: Path | None = None) -> dict[str, Any]:
             tokenizer_sha256=sha256_bytes(tok.encode("utf-8")),
             weights_sha256=sha256_bytes((model_dir / "model.safetensors").read_bytes()),
         )
-        (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        write_card(tmp, card, Path(out) / CARD_NAME)
     return card

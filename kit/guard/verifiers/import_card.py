@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +10,10 @@ import numpy as np
 from kit.core import atomic
 from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.scoring.windows import WindowSpec
+from kit.guard.verifiers.card_file import write_card
 from kit.guard.verifiers.cross_export import attach_relatedness, scoring_text
 from kit.guard.verifiers.export import sha256_bytes
+from kit.guard.verifiers.layout import CARD_NAME
 from kit.guard.verifiers.rules import CLASS_RULES
 from kit.guard.verifiers.session import pair_feed
 
@@ -113,5 +114,5 @@ def import_verifier(
             card["extra"]["relatedness"] = attach_relatedness(final, relatedness)
         (final / "model.onnx").write_bytes(data)
         (final / "tokenizer.json").write_text(tok_text, encoding="utf-8")
-        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        write_card(final, card, Path(out) / CARD_NAME)
     return card

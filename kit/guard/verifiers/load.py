@@ -17,6 +17,7 @@ from kit.core import boundary
 from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.scoring.windows import WindowSpec
 from kit.guard.verifiers.card import DEFAULT_WINDOW, ModelCard
+from kit.guard.verifiers.card_file import check_card
 from kit.guard.verifiers.fitted_rule import (
     rule_from_dict,
 )
@@ -72,6 +73,10 @@ def resolve_verifier(spec: str | Path) -> Path:
 
 
 def load_card(verifier_dir: Path) -> dict[str, Any]:
+    """The card.json of ``verifier_dir``, checked against the card schema (a card that breaks
+    it: an InputError naming the file and each field's path). The checks that had their own
+    words before the schema (an LLM card's schema, the validation block, the ONNX card's
+    fields, a cross-encoder's extra) run first and keep them."""
     path = Path(verifier_dir) / "card.json"
     if not path.is_file():
         raise InputError(
@@ -82,18 +87,55 @@ def load_card(verifier_dir: Path) -> dict[str, Any]:
     card = boundary.read_json(path, allow_non_finite=True)  # a kit-written card: NaN metrics
     if not isinstance(card, dict):
         raise InputError("bad_card", "card.json is not a JSON object", where=Location(str(path)))
-    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm)
-        return card
-    if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
-        from kit.core.schema import validate_json
+    from kit.core.schema import validate_json
 
+    if card.get("kind") == "llm":  # a chat model behind an endpoint (kit.guard.verifiers.llm)
+        validate_json(card, "llm_verifier_card", str(path))  # the words load_llm_verifier uses
+    if "validation" in card:  # kit guard validate's block (schemas/json/instrument_validation)
         validate_json(card["validation"], "instrument_validation", str(path))
+    if card.get("kind") == "llm":
+        check_card(card, str(path))
+        return card
     missing = [k for k in ("kind", "onnx_file", "onnx_sha256", "tokenizer") if k not in card]
     if missing:
         raise InputError(
             "bad_card", f"card.json lacks {', '.join(missing)}", where=Location(str(path))
         )
+    if card["kind"] == "cross-encoder":
+        _check_cross_extra(card.get("extra", {}), Location(str(path)))
+    check_card(card, str(path))  # schemas/json/verifier_card.schema.json
     return card
+
+
+def _check_cross_extra(extra: dict[str, Any], where: Location) -> None:
+    """A cross-encoder card's label order, scoring rule and relatedness pointer, each with its
+    own message (the card schema checks them too, with the schema's words)."""
+    labels = [str(x) for x in extra.get("labels", [])]
+    if "entailment" not in labels:
+        raise InputError(
+            "bad_card",
+            f"a cross-encoder card needs extra.labels naming 'entailment'; got {labels}",
+            where=where,
+        )
+    scoring = extra.get("scoring", "entailment")
+    if scoring not in SCORING_RULES:
+        raise InputError(
+            "bad_card",
+            f"extra.scoring must be one of {', '.join(SCORING_RULES)}; got {scoring!r}",
+            where=where,
+        )
+    rel = extra.get("relatedness")
+    if rel is not None and (not isinstance(rel, dict) or not {"folder", "card_sha256"} <= set(rel)):
+        raise InputError(
+            "bad_card", "extra.relatedness must name a folder and its card_sha256", where=where
+        )
+    if scoring == "two_signal" and rel is None:
+        raise InputError(
+            "bad_card",
+            "extra.scoring is two_signal but the card names no relatedness bi-encoder "
+            "(extra.relatedness)",
+            where=where,
+        )
 
 
 def _checked_model(verifier_dir: Path, d: dict[str, Any], variant: str) -> tuple[Path, str]:
@@ -135,10 +177,6 @@ def _relatedness(
     if rel is None:
         return None
     where = Location(str(folder / "card.json"))
-    if not isinstance(rel, dict) or not {"folder", "card_sha256"} <= set(rel):
-        raise InputError(
-            "bad_card", "extra.relatedness must name a folder and its card_sha256", where=where
-        )
     sub = folder / str(rel["folder"])
     if sub.resolve().parent != folder.resolve() or not (sub / "card.json").is_file():
         raise InputError(
@@ -203,19 +241,7 @@ def load_verifier(
     if d["kind"] == "cross-encoder":
         extra = d.get("extra", {})
         labels = [str(x) for x in extra.get("labels", [])]
-        if "entailment" not in labels:
-            raise InputError(
-                "bad_card",
-                f"a cross-encoder card needs extra.labels naming 'entailment'; got {labels}",
-                where=Location(str(folder / "card.json")),
-            )
         scoring = extra.get("scoring", "entailment")
-        if scoring not in SCORING_RULES:
-            raise InputError(
-                "bad_card",
-                f"extra.scoring must be one of {', '.join(SCORING_RULES)}; got {scoring!r}",
-                where=Location(str(folder / "card.json")),
-            )
         window = WindowSpec(**extra["window"]) if "window" in extra else DEFAULT_WINDOW
         relatedness = _relatedness(folder, extra, variant, device, batch_size, threads)
         fitted = None
@@ -236,13 +262,6 @@ def load_verifier(
                     "bi-encoder (extra.relatedness)",
                     where=Location(str(folder / "card.json")),
                 )
-        if scoring == "two_signal" and relatedness is None:
-            raise InputError(
-                "bad_card",
-                "extra.scoring is two_signal but the card names no relatedness bi-encoder "
-                "(extra.relatedness)",
-                where=Location(str(folder / "card.json")),
-            )
         return OnnxCrossEncoder(
             path,
             tok,

@@ -17,7 +17,6 @@ the code never branches on the kind, except that a model behind an API reports i
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from kit.core.errors import InputError, Location
+from kit.guard.verifiers.card_file import write_card
 
 CARD = "card.json"
 RECEIPTS = "receipts"
@@ -244,7 +244,7 @@ def write_validated_card(src: Path, dst: Path, card: Mapping[str, Any]) -> None:
             os.link(path, target)
         except OSError:
             shutil.copy2(path, target)
-    (dst / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    write_card(dst, card)
 
 
 def validation_lines(entry: Mapping[str, Any]) -> list[str]:

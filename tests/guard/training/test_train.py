@@ -25,6 +25,7 @@ from kit.guard.training.adapt import adapt_verifier
 from kit.guard.training.nli_verifier import train_verifier
 from kit.guard.training.train_data import Recipe
 from kit.guard.verifiers.build_record import read_build_record
+from kit.guard.verifiers.card import default_card
 from kit.guard.verifiers.export import package_model_dir, tokenizer_json
 from kit.guard.verifiers.import_card import import_verifier
 from kit.guard.verifiers.load import load_verifier
@@ -374,11 +375,8 @@ def test_adapt_refuses_an_untrainable_verifier(tmp_path: Path, tiny_cross_dir: P
             adapt_verifier(lab, tiny_cross_dir, tmp_path / "x", epochs=1, method=method)
     bi = tmp_path / "bi"
     bi.mkdir()
-    (bi / "card.json").write_text(
-        json.dumps(
-            {"kind": "bi-encoder", "onnx_file": "m.onnx", "onnx_sha256": "0", "tokenizer": "t"}
-        )
-    )
+    sha = "0" * 64  # a bi-encoder card (schemas/json/verifier_card.schema.json); no model beside it
+    (bi / "card.json").write_text(json.dumps(default_card(sha, sha, sha, sha)))
     with pytest.raises(ConfigError, match="needs a cross-encoder card"):
         adapt_verifier(lab, bi, tmp_path / "x", method="recombine")
     assert not (tmp_path / "x").exists()

@@ -28,6 +28,8 @@ from typing import Any
 from kit.core import atomic
 from kit.core.errors import ConfigError, InputError, IntegrityError, Location
 from kit.guard.scoring.score_store import text_sha256
+from kit.guard.verifiers.card_file import card_text, check_card
+from kit.guard.verifiers.layout import CARD_NAME
 
 # whitespace, ASCII punctuation and the word-start markers of SentencePiece / byte-level BPE
 _STRIP = string.whitespace + string.punctuation + "\u2581\u0120"
@@ -66,10 +68,11 @@ def write_card_folder(out: Path, card: dict[str, Any], schema: str) -> None:
     """Validate ``card`` against its JSON Schema and write ``out/card.json`` atomically."""
     from kit.core.schema import validate_json
 
-    validate_json(card, schema, str(Path(out) / "card.json"))
+    validate_json(card, schema, str(Path(out) / CARD_NAME))
+    check_card(card, str(Path(out) / CARD_NAME))
     with atomic.staged_dir(out) as final:
         final.chmod(0o755)
-        (final / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        (final / CARD_NAME).write_text(card_text(card))
 
 
 def check_pinned_card(
