@@ -119,7 +119,8 @@ def adapt_cmd(
       kit guard adapt labelled.csv --method recombine --out data/verifier-lab
     """
     from kit.guard.scoring.pairtable import parse_label_map
-    from kit.guard.training.adapt import ADAPT_LR, adapt_verifier, adaptation_lines
+    from kit.guard.training.adapt import ADAPT_LR, adapt_verifier
+    from kit.guard.training.adapt_card import adaptation_lines
 
     card = adapt_verifier(
         labelled,

@@ -116,7 +116,7 @@ def calibrate_cmd(
     from kit.guard.conformal.calibration import build_artifact, catch_statement
     from kit.guard.conformal.rule import min_calibration_size, rank_of
     from kit.guard.scoring.pairtable import parse_label_map
-    from kit.guard.training.adapt import check_disjoint
+    from kit.guard.training.adapt_card import check_disjoint
     from kit.guard.verifiers.card import card_identity
     from kit.guard.verifiers.load import load_verifier
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kit.guard.training.adapt import grouped_folds, independent_units
+from kit.guard.training.adapt_folds import grouped_folds, independent_units
 
 
 def test_units_join_pairs_sharing_a_claim_or_a_passage() -> None:
