@@ -45,8 +45,8 @@ from kit.grade.judge_prompt import (
 from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 from kit.guard.verifiers.llm.client import CallFailed, ChatClient, ClientSettings, Request
 from kit.guard.verifiers.llm.instrument import (
+    answer_entry,
     check_pinned_card,
-    first_answer_position,
     first_question_failed,
     instrument_sha256,
     read_template,
@@ -168,7 +168,7 @@ def import_llm_judge(
             "does not start with met / partial / not_met; use another model or --prompt",
         )
     if answer_rule != "first_word":
-        entry = first_answer_position((choice.get("logprobs") or {}).get("content") or [])
+        entry = answer_entry(choice)
         has = entry is not None and bool(entry.get("top_logprobs"))
         if answer_rule == "logprobs" and not has:
             raise ConfigError(
@@ -231,7 +231,7 @@ def read_reply(choice: dict[str, Any], method: str) -> tuple[str, str, tuple[flo
         raise ValueError("not a verdict (reply does not start with met / partial / not_met)")
     probs = None
     if method == "logprobs":
-        entry = first_answer_position((choice.get("logprobs") or {}).get("content") or [])
+        entry = answer_entry(choice)
         if entry is not None:
             probs = label_probabilities(entry.get("top_logprobs") or [])
     return got[0], got[1], probs

@@ -191,11 +191,10 @@ def load_parent(parent: str | Path, method: str) -> Parent:
     return Parent(folder, card, weights, config, (folder / "tokenizer.json").read_text())
 
 
-def read_sample(
-    labelled: Path, label_map: dict[str, str] | None
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """The labelled pairs and which are supported; at least 2 of each label, or an
-    InputError naming the file and column."""
+def read_sample(labelled: Path, label_map: dict[str, str] | None, folds: int, seed: int) -> Sample:
+    """The labelled pairs (at least 2 of each label), their independent units and the most
+    folds (at most ``folds``) that keep both labels on each side of every fold; an InputError
+    naming the file and column when either cannot be had."""
     frame = read_labelled_table(labelled, label_map)
     sup = (frame["label"] == "entailment").to_numpy()
     if sup.sum() < 2 or (~sup).sum() < 2:
@@ -205,14 +204,6 @@ def read_sample(
             f"cross-validation; got {int(sup.sum())} and {int((~sup).sum())}",
             where=Location(str(labelled), column="label"),
         )
-    return frame, sup
-
-
-def sample_folds(
-    labelled: Path, frame: pd.DataFrame, sup: np.ndarray, folds: int, seed: int
-) -> Sample:
-    """The sample's independent units and the most folds (at most ``folds``) that keep both
-    labels on each side of every fold; an InputError when not even two can be made."""
     units = independent_units(
         frame["claim"].tolist(),
         frame["passage"].tolist(),
@@ -289,6 +280,13 @@ class CrossValidated:
     after_by_rule: dict[str, float]  # fine-tuned, within-fold AUC under each rule
     recombine_auc: float | None  # the fitted rule on the parent's signals (None: not tried)
     signals: WindowSignals | None  # what the fitted rule reads (None: not tried)
+
+    def aucs(self) -> dict[str, float]:
+        """The within-fold AUC of each candidate tried (``fine-tune:RULE``, ``recombine``)."""
+        out = {f"fine-tune:{r}": v for r, v in self.after_by_rule.items()}
+        if self.recombine_auc is not None:
+            out[RECOMBINE] = self.recombine_auc
+        return out
 
 
 def cross_validate(
@@ -462,8 +460,8 @@ def adapt_verifier(
         raise InputError("bad_parameter", f"method must be one of {', '.join(METHODS)}")
     settings = FitSettings(epochs, lr, batch_size, seed, device)
     p = load_parent(parent, method)
-    frame, sup = read_sample(labelled, label_map)
-    sample = sample_folds(labelled, frame, sup, folds, seed)
+    sample = read_sample(labelled, label_map, folds, seed)
+    sup = sample.sup
     parent_v = load_verifier(p.folder)
     claims, passages = sample.claims, sample.passages
     parent_scores = rule_scores(parent_v, claims, passages)
@@ -475,14 +473,10 @@ def adapt_verifier(
     )
     t0 = time.perf_counter()
     cv = cross_validate(method, p, settings, sample, parent_v, t0)
-    frame, oof, after_by_rule, recombine_auc = cv.frame, cv.oof, cv.after_by_rule, cv.recombine_auc
-    candidates = {f"fine-tune:{r}": v for r, v in after_by_rule.items()}
-    if recombine_auc is not None:
-        candidates[RECOMBINE] = recombine_auc
-    chosen = choose(candidates, p.tuned_rule)
+    chosen = choose(cv.aucs(), p.tuned_rule)
     # the chosen candidate against the parent (under its own rule) on the same held-out folds
     estimate = crossval_auc(
-        oof[chosen],
+        cv.oof[chosen],
         parent_scores[p.rule],
         sup,
         sample.fold,
@@ -500,10 +494,10 @@ def adapt_verifier(
         n_folds=sample.n_folds,
         n_units=len(np.unique(sample.units)),
         estimate=estimate,
-        pooled=auc_score(oof[chosen], sup),
+        pooled=auc_score(cv.oof[chosen], sup),
         before_by_rule=before_by_rule,
-        after_by_rule=after_by_rule,
-        recombine_auc=recombine_auc,
+        after_by_rule=cv.after_by_rule,
+        recombine_auc=cv.recombine_auc,
         bi_auc=bi_auc,
         seconds=time.perf_counter() - t0,
     )
@@ -511,7 +505,7 @@ def adapt_verifier(
         p.folder,
         p.card,
         labelled,
-        frame,
+        cv.frame,
         outcome,
         epochs=epochs,
         lr=lr,
@@ -528,6 +522,6 @@ def adapt_verifier(
         w_all,
         rule,
         f"{p.card['name']} + adapted on {Path(labelled).name}",
-        validated_on(p.card, len(frame), outcome, how),
+        validated_on(p.card, len(cv.frame), outcome, how),
         {"adaptation": record, "parent": extra, **fitted_extra},
     )

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kit.core.errors import ConfigError
-from kit.guard.verifiers.llm.instrument import first_answer_position
+from kit.guard.verifiers.llm.instrument import answer_entry
 from kit.guard.verifiers.llm.prompt import yes_probability, yes_share
 
 T = TypeVar("T")
@@ -268,8 +268,7 @@ class ChatClient:
         try:
             if self.request.method == "logprobs":
                 choice, attempts = self.logprobs_choice(prompt)
-                content = (choice.get("logprobs") or {}).get("content") or []
-                entry = first_answer_position(content)
+                entry = answer_entry(choice)
                 if entry is None:
                     return Answer(None, "no log-probabilities returned", attempts)
                 s = yes_probability(entry.get("top_logprobs") or [])

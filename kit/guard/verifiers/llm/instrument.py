@@ -11,8 +11,8 @@ speak through one client (:mod:`kit.guard.verifiers.llm.client`) and both use wh
   error of a failed first question (:func:`first_question_failed`), ``card.json`` validated and
   written atomically (:func:`write_card_folder`), a loaded card's sha256s recomputed
   (:func:`check_pinned_card`);
-* the reply's first answer token (:func:`first_answer_position`, :func:`answer_of`), which the
-  verifier's yes / no rules and the judge's verdict rules read.
+* the reply's first answer token (:func:`answer_entry`, :func:`first_answer_position`,
+  :func:`answer_of`), which the verifier's yes / no rules and the judge's verdict rules read.
 
 docs/architecture.md, "Instruments and gold".
 """
@@ -119,3 +119,9 @@ def first_answer_position(content: Sequence[Mapping[str, Any]]) -> Mapping[str, 
         if answer_of(str(entry.get("token", ""))):
             return entry
     return None
+
+
+def answer_entry(choice: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The log-probability entry of a chat completion choice's first answer token (None: the
+    reply carries no log-probabilities, or no answer token)."""
+    return first_answer_position((choice.get("logprobs") or {}).get("content") or [])

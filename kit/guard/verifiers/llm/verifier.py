@@ -45,8 +45,8 @@ from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 from kit.guard.scoring.windows import WindowSpec, passage_windows
 from kit.guard.verifiers.llm.client import Answer, ChatClient, ClientSettings, Request
 from kit.guard.verifiers.llm.instrument import (
+    answer_entry,
     check_pinned_card,
-    first_answer_position,
     first_question_failed,
     instrument_sha256,
     read_template,
@@ -196,7 +196,7 @@ def import_llm_verifier(
                 choice, _ = client.logprobs_choice(render(template, PROBE_CLAIM, PROBE_PASSAGE))
             except CallFailed as exc:
                 raise first_question_failed(base_url, model, exc.reason) from None
-            entry = first_answer_position((choice.get("logprobs") or {}).get("content") or [])
+            entry = answer_entry(choice)
             has = entry is not None and bool(entry.get("top_logprobs"))
             if answer_rule == "logprobs" and not has:
                 raise ConfigError(
