@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,20 +60,158 @@ def load_weights(model_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]
     return weights, config
 
 
-def _ln(g: list, x: str, out: str, w: dict, prefix: str, eps: float, inits: list) -> None:
-    scale, bias = f"{prefix}.weight", f"{prefix}.bias"
-    inits.append(numpy_helper.from_array(w[scale].astype(np.float32), scale))
-    inits.append(numpy_helper.from_array(w[bias].astype(np.float32), bias))
-    g.append(helper.make_node("LayerNormalization", [x, scale, bias], [out], axis=-1, epsilon=eps))
+@dataclass
+class _Graph:
+    """An ONNX graph under construction: its nodes and initializers in the order they are added
+    (the order, with the fixed names, is what makes a rebuild byte-identical)."""
+
+    weights: dict[str, np.ndarray]
+    eps: float
+    nodes: list = field(default_factory=list)
+    inits: list = field(default_factory=list)
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        self.inits.append(numpy_helper.from_array(value, name))
+        return name
+
+    def node(self, op: str, inputs: list[str], outputs: list[str], **attrs: Any) -> None:
+        self.nodes.append(helper.make_node(op, inputs, outputs, **attrs))
+
+    def layer_norm(self, x: str, out: str, prefix: str) -> None:
+        scale, bias = f"{prefix}.weight", f"{prefix}.bias"
+        self.const(scale, self.weights[scale].astype(np.float32))
+        self.const(bias, self.weights[bias].astype(np.float32))
+        self.node("LayerNormalization", [x, scale, bias], [out], axis=-1, epsilon=self.eps)
+
+    def linear(self, x: str, out: str, prefix: str) -> None:
+        """y = x W^T + b, with W^T stored as a MatMul initializer (what dynamic quantisation
+        needs)."""
+        wt, b = f"{prefix}.weight_t", f"{prefix}.bias"
+        self.const(wt, np.ascontiguousarray(self.weights[f"{prefix}.weight"].T))
+        self.const(b, self.weights[b].astype(np.float32))
+        self.node("MatMul", [x, wt], [f"{out}_mm"])
+        self.node("Add", [f"{out}_mm", b], [out])
 
 
-def _linear(g: list, x: str, out: str, w: dict, prefix: str, inits: list) -> None:
-    """y = x W^T + b, with W^T stored as a MatMul initializer (what dynamic quantisation needs)."""
-    wt, b = f"{prefix}.weight_t", f"{prefix}.bias"
-    inits.append(numpy_helper.from_array(np.ascontiguousarray(w[f"{prefix}.weight"].T), wt))
-    inits.append(numpy_helper.from_array(w[b].astype(np.float32), b))
-    g.append(helper.make_node("MatMul", [x, wt], [f"{out}_mm"]))
-    g.append(helper.make_node("Add", [f"{out}_mm", b], [out]))
+def _constants(g: _Graph, heads: int, head_dim: int, hidden: int, head: str) -> None:
+    """The embedding tables and the scalar / shape constants every later node reads."""
+    w = g.weights
+    g.const("word_emb", w["embeddings.word_embeddings.weight"])
+    g.const("pos_emb", w["embeddings.position_embeddings.weight"])
+    if head == "embedding":
+        # token_type_ids are all 0 for a single-segment bi-encoder: fold row 0 in as a constant
+        g.const("type0_emb", w["embeddings.token_type_embeddings.weight"][0].copy())
+    else:
+        g.const("type_emb", w["embeddings.token_type_embeddings.weight"])
+    g.const("zero_i64", np.array(0, dtype=np.int64))
+    g.const("one_i64", np.array(1, dtype=np.int64))
+    g.const("idx1", np.array([1], dtype=np.int64))
+    g.const("axes_1", np.array([1], dtype=np.int64))
+    g.const("axes_12", np.array([1, 2], dtype=np.int64))
+    g.const("axes_m1", np.array([-1], dtype=np.int64))
+    g.const("neg_big", np.array(-1e4, dtype=np.float32))  # additive mask, as BERT's classic -10000
+    g.const("one_f", np.array(1.0, dtype=np.float32))
+    g.const("half_f", np.array(0.5, dtype=np.float32))
+    g.const("inv_sqrt2", np.array(1.0 / math.sqrt(2.0), dtype=np.float32))
+    g.const("scale_f", np.array(1.0 / math.sqrt(head_dim), dtype=np.float32))
+    g.const("tiny_f", np.array(1e-9, dtype=np.float32))
+    g.const("norm_eps", np.array(1e-12, dtype=np.float32))
+    g.const("shape_heads", np.array([0, 0, heads, head_dim], dtype=np.int64))
+    g.const("shape_merge", np.array([0, 0, hidden], dtype=np.int64))
+
+
+def _embeddings(g: _Graph, head: str) -> str:
+    """Word + position (+ token type) embeddings, layer-normalised; returns the output's name."""
+    g.node("Gather", ["word_emb", "input_ids"], ["e_word"], axis=0)
+    g.node("Shape", ["input_ids"], ["ids_shape"])
+    g.node("Gather", ["ids_shape", "idx1"], ["seq_len_1"], axis=0)
+    g.node("Squeeze", ["seq_len_1"], ["seq_len"])
+    g.node("Range", ["zero_i64", "seq_len", "one_i64"], ["pos_ids"])
+    g.node("Gather", ["pos_emb", "pos_ids"], ["e_pos"], axis=0)
+    g.node("Add", ["e_word", "e_pos"], ["e_wp"])
+    if head == "embedding":
+        g.node("Add", ["e_wp", "type0_emb"], ["e_sum"])
+    else:
+        g.node("Gather", ["type_emb", "token_type_ids"], ["e_type"], axis=0)
+        g.node("Add", ["e_wp", "e_type"], ["e_sum"])
+    g.layer_norm("e_sum", "h0", "embeddings.LayerNorm")
+    return "h0"
+
+
+def _attention_mask(g: _Graph) -> None:
+    """``mask_f`` (the float mask) and ``mask_add`` (the additive attention mask [B, 1, 1, T])."""
+    g.node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT)
+    g.node("Sub", ["one_f", "mask_f"], ["mask_inv"])
+    g.node("Mul", ["mask_inv", "neg_big"], ["mask_add2"])
+    g.node("Unsqueeze", ["mask_add2", "axes_12"], ["mask_add"])
+
+
+def _encoder_layer(g: _Graph, h: str, i: int) -> str:
+    """Post-LN BERT layer ``i``: self-attention, residual + LN, exact-GELU feed-forward,
+    residual + LN; returns the output's name."""
+    p, L = f"encoder.layer.{i}", f"l{i}"
+    for name in ("query", "key", "value"):
+        g.linear(h, f"{L}_{name}", f"{p}.attention.self.{name}")
+        g.node("Reshape", [f"{L}_{name}", "shape_heads"], [f"{L}_{name}_4"])
+    g.node("Transpose", [f"{L}_query_4"], [f"{L}_q"], perm=[0, 2, 1, 3])
+    g.node("Transpose", [f"{L}_key_4"], [f"{L}_kt"], perm=[0, 2, 3, 1])
+    g.node("Transpose", [f"{L}_value_4"], [f"{L}_v"], perm=[0, 2, 1, 3])
+    g.node("MatMul", [f"{L}_q", f"{L}_kt"], [f"{L}_qk"])
+    g.node("Mul", [f"{L}_qk", "scale_f"], [f"{L}_qks"])
+    g.node("Add", [f"{L}_qks", "mask_add"], [f"{L}_qkm"])
+    g.node("Softmax", [f"{L}_qkm"], [f"{L}_p"], axis=-1)
+    g.node("MatMul", [f"{L}_p", f"{L}_v"], [f"{L}_ctx4"])
+    g.node("Transpose", [f"{L}_ctx4"], [f"{L}_ctxt"], perm=[0, 2, 1, 3])
+    g.node("Reshape", [f"{L}_ctxt", "shape_merge"], [f"{L}_ctx"])
+    g.linear(f"{L}_ctx", f"{L}_ao", f"{p}.attention.output.dense")
+    g.node("Add", [f"{L}_ao", h], [f"{L}_res1"])
+    g.layer_norm(f"{L}_res1", f"{L}_h1", f"{p}.attention.output.LayerNorm")
+    g.linear(f"{L}_h1", f"{L}_i", f"{p}.intermediate.dense")
+    # exact GELU: x * 0.5 * (1 + erf(x / sqrt(2)))
+    g.node("Mul", [f"{L}_i", "inv_sqrt2"], [f"{L}_gs"])
+    g.node("Erf", [f"{L}_gs"], [f"{L}_ge"])
+    g.node("Add", [f"{L}_ge", "one_f"], [f"{L}_g1"])
+    g.node("Mul", [f"{L}_i", f"{L}_g1"], [f"{L}_g2"])
+    g.node("Mul", [f"{L}_g2", "half_f"], [f"{L}_gelu"])
+    g.linear(f"{L}_gelu", f"{L}_o", f"{p}.output.dense")
+    g.node("Add", [f"{L}_o", f"{L}_h1"], [f"{L}_res2"])
+    g.layer_norm(f"{L}_res2", f"{L}_out", f"{p}.output.LayerNorm")
+    return f"{L}_out"
+
+
+def _mean_pool(g: _Graph, h: str) -> str:
+    """Mean over real tokens (sentence-transformers' module 1); returns ``pooled``."""
+    g.node("Unsqueeze", ["mask_f", "axes_m1"], ["mask_3"])
+    g.node("Mul", [h, "mask_3"], ["h_masked"])
+    g.node("ReduceSum", ["h_masked", "axes_1"], ["pool_sum"], keepdims=0)
+    g.node("ReduceSum", ["mask_3", "axes_1"], ["pool_cnt"], keepdims=0)
+    g.node("Max", ["pool_cnt", "tiny_f"], ["pool_cnt_c"])
+    g.node("Div", ["pool_sum", "pool_cnt_c"], ["pooled"])
+    return "pooled"
+
+
+def _with_head(g: _Graph, pooled: str, head: str, hidden: int) -> onnx.GraphProto:
+    """The graph with its head: L2-normalised ``sentence_embedding`` (module 2) or the
+    classifier's ``logits``."""
+    ids_in = [
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
+    ]
+    if head == "embedding":
+        g.node("ReduceL2", [pooled], ["norm"], axes=[-1], keepdims=1)
+        g.node("Max", ["norm", "norm_eps"], ["norm_c"])
+        g.node("Div", [pooled, "norm_c"], ["sentence_embedding"])
+        out = helper.make_tensor_value_info(
+            "sentence_embedding", TensorProto.FLOAT, ["batch", hidden]
+        )
+        return helper.make_graph(g.nodes, "all-MiniLM-L6-v2", ids_in, [out], initializer=g.inits)
+    n_classes = int(g.weights["classifier.weight"].shape[0])
+    g.linear(pooled, "logits", "classifier")
+    types = helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, ["batch", "seq"])
+    out = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", n_classes])
+    return helper.make_graph(
+        g.nodes, "minilm-cross-encoder", [*ids_in, types], [out], initializer=g.inits
+    )
 
 
 def build_minilm_graph(
@@ -92,138 +231,17 @@ def build_minilm_graph(
         )
     hidden = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
-    head_dim = hidden // heads
-    layers = int(config["num_hidden_layers"])
     eps = float(config["layer_norm_eps"])
     if config.get("hidden_act") != "gelu":
         raise ConfigError("unsupported_model", f"hidden_act {config.get('hidden_act')!r} != 'gelu'")
-    w = weights
-    g: list = []
-    inits: list = []
-
-    def const(name: str, value: np.ndarray) -> str:
-        inits.append(numpy_helper.from_array(value, name))
-        return name
-
-    const("word_emb", w["embeddings.word_embeddings.weight"])
-    const("pos_emb", w["embeddings.position_embeddings.weight"])
-    if head == "embedding":
-        # token_type_ids are all 0 for a single-segment bi-encoder: fold row 0 in as a constant
-        const("type0_emb", w["embeddings.token_type_embeddings.weight"][0].copy())
-    else:
-        const("type_emb", w["embeddings.token_type_embeddings.weight"])
-    const("zero_i64", np.array(0, dtype=np.int64))
-    const("one_i64", np.array(1, dtype=np.int64))
-    const("idx1", np.array([1], dtype=np.int64))
-    const("axes_1", np.array([1], dtype=np.int64))
-    const("axes_12", np.array([1, 2], dtype=np.int64))
-    const("axes_m1", np.array([-1], dtype=np.int64))
-    const("neg_big", np.array(-1e4, dtype=np.float32))  # additive mask, as BERT's classic -10000
-    const("one_f", np.array(1.0, dtype=np.float32))
-    const("half_f", np.array(0.5, dtype=np.float32))
-    const("inv_sqrt2", np.array(1.0 / math.sqrt(2.0), dtype=np.float32))
-    const("scale_f", np.array(1.0 / math.sqrt(head_dim), dtype=np.float32))
-    const("tiny_f", np.array(1e-9, dtype=np.float32))
-    const("norm_eps", np.array(1e-12, dtype=np.float32))
-    const("shape_heads", np.array([0, 0, heads, head_dim], dtype=np.int64))
-    const("shape_merge", np.array([0, 0, hidden], dtype=np.int64))
-
-    # embeddings
-    g.append(helper.make_node("Gather", ["word_emb", "input_ids"], ["e_word"], axis=0))
-    g.append(helper.make_node("Shape", ["input_ids"], ["ids_shape"]))
-    g.append(helper.make_node("Gather", ["ids_shape", "idx1"], ["seq_len_1"], axis=0))
-    g.append(helper.make_node("Squeeze", ["seq_len_1"], ["seq_len"]))
-    g.append(helper.make_node("Range", ["zero_i64", "seq_len", "one_i64"], ["pos_ids"]))
-    g.append(helper.make_node("Gather", ["pos_emb", "pos_ids"], ["e_pos"], axis=0))
-    g.append(helper.make_node("Add", ["e_word", "e_pos"], ["e_wp"]))
-    if head == "embedding":
-        g.append(helper.make_node("Add", ["e_wp", "type0_emb"], ["e_sum"]))
-    else:
-        g.append(helper.make_node("Gather", ["type_emb", "token_type_ids"], ["e_type"], axis=0))
-        g.append(helper.make_node("Add", ["e_wp", "e_type"], ["e_sum"]))
-    _ln(g, "e_sum", "h0", w, "embeddings.LayerNorm", eps, inits)
-
-    # additive attention mask [B, 1, 1, T]
-    g.append(helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT))
-    g.append(helper.make_node("Sub", ["one_f", "mask_f"], ["mask_inv"]))
-    g.append(helper.make_node("Mul", ["mask_inv", "neg_big"], ["mask_add2"]))
-    g.append(helper.make_node("Unsqueeze", ["mask_add2", "axes_12"], ["mask_add"]))
-
-    h = "h0"
-    for i in range(layers):
-        p = f"encoder.layer.{i}"
-        L = f"l{i}"
-        for name in ("query", "key", "value"):
-            _linear(g, h, f"{L}_{name}", w, f"{p}.attention.self.{name}", inits)
-            g.append(helper.make_node("Reshape", [f"{L}_{name}", "shape_heads"], [f"{L}_{name}_4"]))
-        g.append(helper.make_node("Transpose", [f"{L}_query_4"], [f"{L}_q"], perm=[0, 2, 1, 3]))
-        g.append(helper.make_node("Transpose", [f"{L}_key_4"], [f"{L}_kt"], perm=[0, 2, 3, 1]))
-        g.append(helper.make_node("Transpose", [f"{L}_value_4"], [f"{L}_v"], perm=[0, 2, 1, 3]))
-        g.append(helper.make_node("MatMul", [f"{L}_q", f"{L}_kt"], [f"{L}_qk"]))
-        g.append(helper.make_node("Mul", [f"{L}_qk", "scale_f"], [f"{L}_qks"]))
-        g.append(helper.make_node("Add", [f"{L}_qks", "mask_add"], [f"{L}_qkm"]))
-        g.append(helper.make_node("Softmax", [f"{L}_qkm"], [f"{L}_p"], axis=-1))
-        g.append(helper.make_node("MatMul", [f"{L}_p", f"{L}_v"], [f"{L}_ctx4"]))
-        g.append(helper.make_node("Transpose", [f"{L}_ctx4"], [f"{L}_ctxt"], perm=[0, 2, 1, 3]))
-        g.append(helper.make_node("Reshape", [f"{L}_ctxt", "shape_merge"], [f"{L}_ctx"]))
-        _linear(g, f"{L}_ctx", f"{L}_ao", w, f"{p}.attention.output.dense", inits)
-        g.append(helper.make_node("Add", [f"{L}_ao", h], [f"{L}_res1"]))
-        _ln(g, f"{L}_res1", f"{L}_h1", w, f"{p}.attention.output.LayerNorm", eps, inits)
-        _linear(g, f"{L}_h1", f"{L}_i", w, f"{p}.intermediate.dense", inits)
-        # exact GELU: x * 0.5 * (1 + erf(x / sqrt(2)))
-        g.append(helper.make_node("Mul", [f"{L}_i", "inv_sqrt2"], [f"{L}_gs"]))
-        g.append(helper.make_node("Erf", [f"{L}_gs"], [f"{L}_ge"]))
-        g.append(helper.make_node("Add", [f"{L}_ge", "one_f"], [f"{L}_g1"]))
-        g.append(helper.make_node("Mul", [f"{L}_i", f"{L}_g1"], [f"{L}_g2"]))
-        g.append(helper.make_node("Mul", [f"{L}_g2", "half_f"], [f"{L}_gelu"]))
-        _linear(g, f"{L}_gelu", f"{L}_o", w, f"{p}.output.dense", inits)
-        g.append(helper.make_node("Add", [f"{L}_o", f"{L}_h1"], [f"{L}_res2"]))
-        _ln(g, f"{L}_res2", f"{L}_out", w, f"{p}.output.LayerNorm", eps, inits)
-        h = f"{L}_out"
-
-    # mean pooling over real tokens, then L2 normalisation (sentence-transformers modules 1, 2)
-    g.append(helper.make_node("Unsqueeze", ["mask_f", "axes_m1"], ["mask_3"]))
-    g.append(helper.make_node("Mul", [h, "mask_3"], ["h_masked"]))
-    g.append(helper.make_node("ReduceSum", ["h_masked", "axes_1"], ["pool_sum"], keepdims=0))
-    g.append(helper.make_node("ReduceSum", ["mask_3", "axes_1"], ["pool_cnt"], keepdims=0))
-    g.append(helper.make_node("Max", ["pool_cnt", "tiny_f"], ["pool_cnt_c"]))
-    g.append(helper.make_node("Div", ["pool_sum", "pool_cnt_c"], ["pooled"]))
-    ids_in = [
-        helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
-    ]
-    if head == "embedding":
-        g.append(helper.make_node("ReduceL2", ["pooled"], ["norm"], axes=[-1], keepdims=1))
-        g.append(helper.make_node("Max", ["norm", "norm_eps"], ["norm_c"]))
-        g.append(helper.make_node("Div", ["pooled", "norm_c"], ["sentence_embedding"]))
-        graph = helper.make_graph(
-            g,
-            "all-MiniLM-L6-v2",
-            ids_in,
-            [
-                helper.make_tensor_value_info(
-                    "sentence_embedding", TensorProto.FLOAT, ["batch", hidden]
-                )
-            ],
-            initializer=inits,
-        )
-    else:
-        n_classes = int(w["classifier.weight"].shape[0])
-        _linear(g, "pooled", "logits", w, "classifier", inits)
-        graph = helper.make_graph(
-            g,
-            "minilm-cross-encoder",
-            [
-                *ids_in,
-                helper.make_tensor_value_info(
-                    "token_type_ids", TensorProto.INT64, ["batch", "seq"]
-                ),
-            ],
-            [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", n_classes])],
-            initializer=inits,
-        )
+    g = _Graph(weights, eps)
+    _constants(g, heads, hidden // heads, hidden, head)
+    h = _embeddings(g, head)
+    _attention_mask(g)
+    for i in range(int(config["num_hidden_layers"])):
+        h = _encoder_layer(g, h, i)
     model = helper.make_model(
-        graph,
+        _with_head(g, _mean_pool(g, h), head, hidden),
         opset_imports=[helper.make_opsetid("", OPSET)],
         producer_name="litaudit-kit",
         producer_version="1",
