@@ -8,7 +8,8 @@ import click
 
 from kit import __version__
 from kit.certify.run import DESIGN_COPY, SYNTHETIC_FILE
-from kit.commands.sealed import CONTEXT_FILE, sealed_file
+from kit.commands.provenance import CONTEXT_FILE
+from kit.commands.sealed import sealed_file
 from kit.core import atomic, boundary
 from kit.core.receipts import file_sha256
 from kit.core.schema import read_table, read_yaml

@@ -36,22 +36,18 @@ every build of the same weights.
 from __future__ import annotations
 
 import functools
-import json
 import os
-import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from kit.commands.provenance import keep_context, receipt_body
 from kit.core import atomic, receipts
 from kit.core.errors import ConfigError
-from kit.core.hashing import file_sha256
-from kit.registry.sources import checkout_relative
 
 F = TypeVar("F", bound=Callable[..., Any])
-CONTEXT_FILE = "context.json"
 
 
 def _check_replaceable(target: Path, kind: str, legacy: str | None = None) -> None:
@@ -71,92 +67,6 @@ def _check_replaceable(target: Path, kind: str, legacy: str | None = None) -> No
             f"--out {target} is a non-empty folder not written by `kit {kind}` (no {own}); "
             "it would be replaced as a whole: choose a new or empty folder",
         )
-
-
-def _record(kwargs: dict[str, Any], *outs: str) -> dict[str, Any]:
-    inputs: dict[str, Any] = {}
-    params: dict[str, Any] = {}
-    for key, value in sorted(kwargs.items()):
-        if key in outs:
-            continue
-        if isinstance(value, Path):
-            if value.is_file():
-                inputs[key] = {"path": checkout_relative(value), "sha256": file_sha256(value)}
-            else:
-                params[key] = checkout_relative(value)
-        elif value is None or isinstance(value, str | int | bool):
-            params[key] = value
-        elif isinstance(value, float):
-            params[key] = repr(value)
-    return {"inputs": inputs, "parameters": params}
-
-
-def command_line(
-    ctx: click.Context | None = None, placeholders: Mapping[str, str] | None = None
-) -> str:
-    """The command as a user would retype it: ``kit GROUP CMD ARGS`` with every parameter given
-    on the command line (options left at their default are omitted), shell-quoted;
-    ``placeholders`` writes a parameter's value as a fixed word (``{"out_dir": "OUT"}``)."""
-    ctx = ctx or click.get_current_context()
-    placeholders = placeholders or {}
-    names = [c.info_name or "" for c in reversed(_chain(ctx))]
-    words = ["kit", *names[1:]]
-    for param in ctx.command.params:
-        name = param.name or ""
-        value = placeholders.get(name, ctx.params.get(name))
-        if isinstance(param, click.Argument):
-            words += [str(v) for v in (value if param.multiple else (value,)) if v is not None]
-            continue
-        source = ctx.get_parameter_source(name)
-        if source is None or source.name == "DEFAULT" or not isinstance(param, click.Option):
-            continue
-        if param.is_flag and not param.secondary_opts and param.flag_value is True:
-            if value:
-                words.append(param.opts[0])
-        elif param.is_flag and isinstance(value, bool):
-            words.append(param.opts[0] if value else param.secondary_opts[0])
-        else:
-            for v in value if param.multiple else (value,):
-                words += [param.opts[0], str(v)]
-    return " ".join(shlex.quote(w) for w in words)
-
-
-def _chain(ctx: click.Context) -> list[click.Context]:
-    out: list[click.Context] = []
-    cur: click.Context | None = ctx
-    while cur is not None:
-        out.append(cur)
-        cur = cur.parent
-    return out
-
-
-def _keep_context(
-    stage: Path, body: dict[str, Any], kwargs: dict[str, Any], keep: Mapping[str, str], out: str
-) -> None:
-    """Write ``context.json`` and the copies named in ``keep`` into the staged folder; the
-    output folder is written OUT in the command line, so the folder's bytes do not depend on
-    where it was written."""
-    from kit import __version__
-
-    kept: dict[str, str] = {}
-    for param, name in sorted(keep.items()):
-        src = kwargs.get(param)
-        if isinstance(src, Path) and src.is_file():
-            atomic.write_bytes(stage / name, src.read_bytes())
-            kept[param] = name
-    try:
-        line = command_line(placeholders={out: "OUT"})
-    except RuntimeError:  # called outside click (a library caller): no command line
-        line = None
-    record = {
-        "command": line,
-        "command_note": "OUT is this folder",
-        "kit_version": __version__,
-        "inputs": body["inputs"],
-        "parameters": body["parameters"],
-        "kept": kept,
-    }
-    atomic.write_text(stage / CONTEXT_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def _exit_code(exc: SystemExit | click.exceptions.Exit) -> object:
@@ -185,7 +95,7 @@ def sealed_output(
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             target = Path(kwargs[out_param])
             _check_replaceable(target, kind, legacy)
-            body = _record(kwargs, out_param)
+            body = receipt_body(kwargs, out_param)
             differs: BaseException | None = None
             with atomic.staged_dir(target) as stage:
                 kwargs[out_param] = stage
@@ -196,7 +106,7 @@ def sealed_output(
                         raise
                     differs, result = exc, None  # checked and found a difference: keep, sealed
                 if context:
-                    _keep_context(stage, body, kwargs, keep or {}, out_param)
+                    keep_context(stage, body, kwargs, keep or {}, out_param)
                 files = [
                     p.relative_to(stage).as_posix()
                     for p in sorted(stage.rglob("*"))
@@ -276,7 +186,7 @@ def sealed_file(
                 else []
             )
             before = {p: _stamp(p) for p in (*targets.values(), *extra)}
-            body = _record(kwargs, *names)
+            body = receipt_body(kwargs, *names)
             try:
                 result = func(*args, **kwargs)
             except (SystemExit, click.exceptions.Exit) as exc:
