@@ -33,13 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import pandas as pd
 
 from kit.core.errors import ConfigError, InputError, Location, check_param
 from kit.grade.checklist import Checklist, Criterion
 from kit.grade.citation_audit import CITATION_MARKER
+from kit.grade.judge_protocol import ChecklistJudge, JudgeItem, Verdict
 from kit.grade.text import content_set, phrase_present, term_present
 from kit.guard.verifiers.support import SupportScorer
 from kit.runs.model import AgentRun, Citation
@@ -56,32 +56,6 @@ VERDICT_COLUMNS = [
     "evidence",
     "reason",
 ]
-
-
-@dataclass(frozen=True)
-class JudgeItem:
-    """One question to a checklist judge: does ``answer`` meet ``criterion``?"""
-
-    question: str
-    criterion: Criterion
-    answer: str
-    cited: tuple[Citation, ...] = ()
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A judge's verdict on one item: met / partial / not_met, its evidence in [0, 1] (None:
-    the judge gives none) and its short reason (None: the judge gives none)."""
-
-    verdict: str
-    evidence: float | None = None
-    reason: str | None = None
-
-
-class ChecklistJudge(Protocol):
-    """Any checklist judge: one verdict per item, in order."""
-
-    def judge(self, items: Sequence[JudgeItem]) -> list[Verdict]: ...
 
 
 @dataclass(frozen=True)

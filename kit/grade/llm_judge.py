@@ -31,7 +31,6 @@ from typing import Any
 
 from kit.core.errors import ConfigError, KitError
 from kit.grade.checklist import VERDICTS
-from kit.grade.judge import JudgeItem, Verdict
 from kit.grade.judge_prompt import (
     DEFAULT_TEMPLATE,
     LABELS,
@@ -42,6 +41,7 @@ from kit.grade.judge_prompt import (
     render,
     reply_verdict,
 )
+from kit.grade.judge_protocol import JudgeItem, Verdict
 from kit.guard.scoring.score_store import ScoreStore, pair_key, text_sha256
 from kit.guard.verifiers.llm.client import CallFailed, ChatClient, ClientSettings, Request
 from kit.guard.verifiers.llm.instrument import (
