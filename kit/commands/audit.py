@@ -9,7 +9,7 @@ import click
 
 from kit.audit.runner import DEFAULT_CALIBRATION
 from kit.audit.runner import audit as run_and_write
-from kit.commands.options import audit_options, citation_check_options
+from kit.commands.grading_options import audit_options, citation_check_options
 
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)

@@ -16,7 +16,8 @@ from kit.certify.run import (
     certify_scores,
     verdict_counts,
 )
-from kit.commands.options import engine_options, format_option
+from kit.commands.options import format_option
+from kit.commands.scoring_options import engine_options
 from kit.commands.sealed import sealed_output
 from kit.core import atomic
 from kit.core.parallel import Engine, import_ray

@@ -12,11 +12,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import (
-    deprecated_alias,
-    echo_table,
-    table_out_format_option,
-)
+from kit.commands.options import deprecated_alias, echo_table, table_out_format_option
 from kit.commands.sealed import sealed_file
 from kit.core.schema import read_table
 

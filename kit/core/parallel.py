@@ -1,7 +1,7 @@
 """Where a command runs its independent pieces of work: this process, or a Ray cluster.
 
 An :class:`Engine` names the choice a command's ``--engine local|ray [--ray-address ADDR]
-[--ray-workers N]`` made (kit/commands/options.py ``engine_options``). Two users:
+[--ray-workers N]`` made (kit/commands/scoring_options.py ``engine_options``). Two users:
 
 * verifier scoring (:mod:`kit.guard.scoring.ray_engine`): the model's forward passes on Ray actors;
 * seeded simulations (``kit certify --validate / --null-draws``): a pure function mapped over

@@ -10,16 +10,14 @@ from pathlib import Path
 import click
 
 from kit.commands.grade.runs import emit, read_runs_reporting
-from kit.commands.options import (
+from kit.commands.grading_options import (
     checklists_option,
     max_answer_chars_option,
-    score_store_options,
-    score_store_root,
     skip_bad_option,
     solve_threshold_option,
-    table_file_option,
-    table_out_format_option,
 )
+from kit.commands.options import table_file_option, table_out_format_option
+from kit.commands.scoring_options import score_store_options, score_store_root
 from kit.commands.sealed import sealed_file
 from kit.core.errors import ConfigError
 from kit.grade.reader import read_checklists

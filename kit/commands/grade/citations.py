@@ -11,12 +11,8 @@ from typing import Any
 import click
 
 from kit.commands.grade.runs import emit
-from kit.commands.options import (
-    audit_options,
-    citation_check_options,
-    table_file_option,
-    table_out_format_option,
-)
+from kit.commands.grading_options import audit_options, citation_check_options
+from kit.commands.options import table_file_option, table_out_format_option
 from kit.commands.sealed import sealed_file
 from kit.core.tables import emit as emit_table
 

@@ -14,12 +14,9 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import (
-    bootstrap_options,
-    checklists_option,
-    endpoint_request_options,
-    solve_threshold_option,
-)
+from kit.commands.evaluation_options import bootstrap_options
+from kit.commands.grading_options import checklists_option, solve_threshold_option
+from kit.commands.scoring_options import endpoint_request_options
 from kit.commands.sealed import sealed_output
 
 SWAP_FORMATS = ("csv", "markdown", "latex")

@@ -12,12 +12,8 @@ from typing import Any
 import click
 
 from kit.commands.grade.runs import emit, read_runs_reporting
-from kit.commands.options import (
-    max_answer_chars_option,
-    skip_bad_option,
-    table_file_option,
-    table_out_format_option,
-)
+from kit.commands.grading_options import max_answer_chars_option, skip_bad_option
+from kit.commands.options import table_file_option, table_out_format_option
 from kit.commands.sealed import sealed_file
 from kit.core import boundary
 from kit.core.errors import ConfigError

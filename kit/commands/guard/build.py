@@ -6,10 +6,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import (
-    PathDefault,
-    checkout_path,
-)
+from kit.commands.options import PathDefault, checkout_path
 from kit.commands.sealed import sealed_output
 
 

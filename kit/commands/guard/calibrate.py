@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kit import __version__
-from kit.commands.options import batch_size_option, device_option, variant_option
+from kit.commands.scoring_options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_file
 from kit.core import atomic
 from kit.core.errors import ConfigError, InputError, Location

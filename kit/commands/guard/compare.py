@@ -11,7 +11,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit.commands.options import EVAL_FORMATS, labelled_scores_options, table_stem
+from kit.commands.evaluation_options import EVAL_FORMATS, labelled_scores_options, table_stem
 from kit.core.errors import ConfigError, InputError, Location
 from kit.core.schema import validate_frame
 

@@ -8,11 +8,8 @@ import click
 import numpy as np
 import pandas as pd
 
-from kit.commands.options import (
-    GUARD_FLOAT_FMT,
-    deprecated_alias,
-    raw_option,
-)
+from kit.commands.evaluation_options import GUARD_FLOAT_FMT
+from kit.commands.options import deprecated_alias, raw_option
 from kit.commands.sealed import sealed_file
 from kit.core import atomic
 from kit.core.errors import ConfigError

@@ -6,11 +6,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import (
-    EVAL_FORMATS,
-    labelled_scores_options,
-    table_stem,
-)
+from kit.commands.evaluation_options import EVAL_FORMATS, labelled_scores_options, table_stem
 from kit.core.schema import validate_frame
 
 

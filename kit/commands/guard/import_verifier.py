@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import endpoint_request_options
+from kit.commands.scoring_options import endpoint_request_options
 from kit.commands.sealed import sealed_output
 from kit.core.errors import ConfigError
 from kit.guard.evaluation.card_report import card_lines

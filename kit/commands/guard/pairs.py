@@ -7,11 +7,8 @@ from pathlib import Path
 import click
 import numpy as np
 
-from kit.commands.options import (
-    GUARD_FLOAT_FMT,
-    json_dump,
-    raw_option,
-)
+from kit.commands.evaluation_options import GUARD_FLOAT_FMT, json_dump
+from kit.commands.options import raw_option
 from kit.commands.sealed import sealed_file
 from kit.core import atomic, boundary
 from kit.core.errors import InputError, Location

@@ -6,14 +6,8 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import (
-    EVAL_FORMATS,
-    GUARD_FLOAT_FMT,
-    LABEL_MAP_HELP,
-    batch_size_option,
-    device_option,
-    variant_option,
-)
+from kit.commands.evaluation_options import EVAL_FORMATS, GUARD_FLOAT_FMT, LABEL_MAP_HELP
+from kit.commands.scoring_options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_output
 from kit.core import atomic
 from kit.core.schema import validate_frame

@@ -7,12 +7,9 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import (
-    GUARD_FLOAT_FMT,
-    json_dump,
-    raw_option,
-    verifier_options,
-)
+from kit.commands.evaluation_options import GUARD_FLOAT_FMT, json_dump
+from kit.commands.options import raw_option
+from kit.commands.scoring_options import verifier_options
 from kit.commands.sealed import sealed_output
 from kit.core import atomic
 from kit.core.tables import to_csv

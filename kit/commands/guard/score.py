@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import (
+from kit.commands.scoring_options import (
     engine_options,
     score_store_options,
     score_store_root,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kit.commands.options import batch_size_option, device_option, variant_option
+from kit.commands.scoring_options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_output
 from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
 
