@@ -5,45 +5,14 @@ Registered on the ``guard`` group in :mod:`kit.commands.guard` (the package's ``
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
-import numpy as np
-import pandas as pd
 
 from kit import __version__
 from kit.commands.scoring_options import batch_size_option, device_option, variant_option
 from kit.commands.sealed import sealed_file
-from kit.core import atomic
-from kit.core.errors import ConfigError, InputError, Location
 from kit.guard.verifiers.load import DEFAULT_VERIFIER, VERIFIER_HELP
-
-
-def _read_labelled(path: Path, label_map: dict[str, str]) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """The labelled pair table (kit.guard.pairtable) with labels normalised, and its ``type``
-    column when present (one negative type per row; required on unsupported rows)."""
-    from kit.guard.scoring.pairtable import read_labelled_table
-
-    frame = read_labelled_table(path, label_map)
-    base = int(frame.attrs.get("row_base", 2))
-    types = None
-    if "type" in frame.columns:
-        raw = frame["type"].tolist()
-        types = np.asarray(
-            ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in raw],
-            dtype=object,
-        )
-        unsup = (frame["label"] != "entailment").to_numpy()
-        blank = [i for i in np.flatnonzero(unsup) if not types[i].strip()]
-        if blank:
-            raise InputError(
-                "missing_value",
-                "an unsupported pair has an empty 'type' (give every negative a type, or drop "
-                "the column to type negatives by label)",
-                where=Location(str(path), int(blank[0]) + base, "type"),
-            )
-    return frame, types
 
 
 @click.command("calibrate")
@@ -111,85 +80,21 @@ def calibrate_cmd(
       kit guard calibrate labelled.csv --verifier data/verifier-nli --alpha 0.1 --out cal.json
       kit guard run answers.jsonl --calibration cal.json --verifier data/verifier-nli --out g/
     """
-    from kit.core.hashing import file_sha256
-    from kit.core.schema import validate_json
-    from kit.guard.conformal.calibration import build_artifact, catch_statement
-    from kit.guard.conformal.rule import min_calibration_size, rank_of
-    from kit.guard.scoring.pairtable import parse_label_map
-    from kit.guard.training.adapt_card import check_disjoint
-    from kit.guard.verifiers.card import card_identity
-    from kit.guard.verifiers.load import load_verifier
+    from kit.guard.conformal import lab_calibration as lab
 
-    extra = parse_label_map(label_map)
-    frame, types = _read_labelled(labelled, extra)
-    n_unsup = int((frame["label"] != "entailment").sum())
-    need = min_calibration_size(alpha)
-    if n_unsup < need:  # refuse before loading the verifier
-        k = rank_of(n_unsup, alpha)
-        raise ConfigError(
-            "too_little_calibration",
-            f"{labelled} has {n_unsup} labelled unsupported citation(s) of {len(frame)}; alpha="
-            f"{alpha:g} needs k = ceil((n+1)(1-alpha)) = {k} <= n, i.e. at least {need} labelled "
-            f"unsupported citations. Label {need - n_unsup} more, or raise --alpha",
-        )
-    v = load_verifier(verifier, variant, device, batch_size, progress=True)
-    card = v.card.to_dict()
-    check_disjoint(card, frame, labelled)
-    scores = np.asarray(v.score(frame["claim"].tolist(), frame["passage"].tolist()), dtype=float)
-    missing = np.isnan(scores)
-    if missing.any():  # refused by the instrument: no score, never a number
-        click.echo(
-            f"left out {int(missing.sum())} labelled pair(s) the verifier gave no score (refused "
-            "by its endpoint); the catch guarantee covers citations it scores -- a refused "
-            "citation has no score to flag and goes to review",
-            err=True,
-        )
-        frame, scores = frame[~missing], scores[~missing]
-        types = None if types is None else np.asarray(types)[~missing]
-        n_left = int((frame["label"] != "entailment").sum())
-        if n_left < need:
-            raise ConfigError(
-                "too_little_calibration",
-                f"{labelled}: {n_left} labelled unsupported pair(s) have a score; alpha="
-                f"{alpha:g} needs at least {need}",
-            )
-    art = build_artifact(
-        name=name or labelled.name,
-        sample_sha256=file_sha256(labelled),
-        labels=frame["label"].tolist(),
-        scores=scores,
+    options = lab.CalibrateOptions(
+        labelled=labelled,
+        verifier=verifier,
         alpha=alpha,
-        verifier=card,
-        types=None if types is None else list(types),
-        by_type=not pooled,
-        label_map=extra,
+        label_map=label_map,
+        name=name,
+        pooled=pooled,
+        variant=variant,
+        device=device,
+        batch_size=batch_size,
         kit_version=__version__,
     )
-    validate_json(art, "guard_calibration_artifact", str(out))
-    atomic.write_text(out, json.dumps(art, indent=2, sort_keys=True) + "\n")
-    s = art["sample"]
-    id_field, id_sha = card_identity(card)
-    click.echo(
-        f"calibrated on {art['name']} (sha256 {s['sha256'][:12]}, {s['n']} pairs: "
-        f"{s['n_unsupported']} unsupported, {s['n_supported']} supported; negative types: "
-        f"{', '.join(s['negative_types'])}) with {card['name']} ({id_field.replace('_', ' ')} "
-        f"{id_sha[:12]})"
-    )
-    click.echo(
-        f"  {art['rule']}: tau = {art['tau']:.4g} at alpha = {alpha:g} -> "
-        + catch_statement(1 - alpha, "unsupported", art["name"])
-    )
-    for t_name, row in sorted(art["per_type"].items()):
-        click.echo(
-            f"  type {t_name}: n = {row['n']}, k = {row['k']}, tau_{t_name} = {row['tau']:.4g} "
-            "-> " + catch_statement(1 - alpha, t_name, "this sample's")
-        )
-    ff = art["false_flag"]
-    if ff:
-        click.echo(
-            f"  false-flag rate on supported citations: {ff['estimate']:.3f} "
-            f"[{ff['lo']:.3f}, {ff['hi']:.3f}] ({ff['k']}/{ff['n']}, Wilson 95%)"
-        )
-    else:
-        click.echo("  false-flag rate on supported citations: not measurable (no supported pairs)")
-    click.echo(f"  seal {art['seal'][:16]} -> {out}")
+    result = lab.calibrate(options, say=lambda line: click.echo(line, err=True))
+    lab.write(result, out)
+    for line in lab.calibration_lines(result, out):
+        click.echo(line)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
-import pandas as pd
 
 from kit.commands.evaluation_options import GUARD_FLOAT_FMT
 from kit.commands.options import deprecated_alias, raw_option
@@ -15,38 +13,7 @@ from kit.core import atomic
 from kit.core.errors import ConfigError
 from kit.core.schema import validate_frame
 from kit.core.tables import to_csv
-
-
-def parse_alphas(text: str) -> list[float]:
-    """'0.02:0.50:0.02' (start:stop:step, inclusive) or '0.05,0.1'. Rounded to 10 decimals."""
-    try:
-        if ":" in text:
-            parts = [float(x) for x in text.split(":")]
-            if len(parts) != 3 or parts[2] <= 0 or parts[1] < parts[0]:
-                raise ValueError
-            n = int(np.floor((parts[1] - parts[0]) / parts[2] + 1e-9)) + 1
-            vals = [round(parts[0] + i * parts[2], 10) for i in range(n)]
-        else:
-            vals = [round(float(x), 10) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(
-            "bad_parameter",
-            f"--alphas must be START:STOP:STEP or a comma list of numbers; got {text!r}",
-        ) from None
-    bad = [a for a in vals if not 0 < a < 1]
-    if not vals or bad:
-        raise ConfigError("bad_parameter", f"--alphas must all lie in (0, 1); got {text!r}")
-    return sorted(set(vals))
-
-
-def parse_ints(text: str, name: str) -> list[int]:
-    try:
-        vals = sorted({int(x) for x in text.split(",") if x.strip()})
-    except ValueError:
-        raise ConfigError("bad_parameter", f"{name} must be a comma list of integers") from None
-    if not vals or min(vals) < 1:
-        raise ConfigError("bad_parameter", f"{name} must be integers >= 1; got {text!r}")
-    return vals
+from kit.guard.conformal.curves import parse_alphas, parse_ints, tau_curve_table
 
 
 @click.command("tau")
@@ -83,19 +50,14 @@ def tau_cmd(calibration: str, alphas: str, out: Path, raw: Path) -> None:
     Example:
       kit guard tau --calibration qasa --alphas 0.02:0.50:0.02 --out tau.csv
     """
-    from kit.guard.conformal import rule as conformal
-    from kit.guard.conformal.calibration import guarantee_columns, load_calibration
-
-    cal = load_calibration(calibration, raw)
-    frame = pd.DataFrame(conformal.tau_curve(cal.unsupported, parse_alphas(alphas)))
-    frame = frame.assign(**guarantee_columns(cal, frame["alpha"].to_numpy(float)))
-    frame = validate_frame(frame, "guard_tau_curve", str(out))
-    atomic.write_text(out, to_csv(frame, GUARD_FLOAT_FMT))
+    curve = tau_curve_table(calibration, alphas, raw, str(out))
+    atomic.write_text(out, to_csv(curve.frame, GUARD_FLOAT_FMT))
+    cal = curve.calibration
     click.echo(
-        f"tau curve: {len(frame)} alphas, n_cal={cal.unsupported.size}, "
+        f"tau curve: {len(curve.frame)} alphas, n_cal={cal.unsupported.size}, "
         f"calibration sha256={cal.sha256[:16]} -> {out}"
     )
-    click.echo(f"  guarantee per row: {frame['guarantee'].iloc[0]}")
+    click.echo(f"  guarantee per row: {curve.guarantee}")
 
 
 @click.command("coverage")

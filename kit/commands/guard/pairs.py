@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
 
 from kit.commands.evaluation_options import GUARD_FLOAT_FMT, json_dump
 from kit.commands.options import raw_option
 from kit.commands.sealed import sealed_file
-from kit.core import atomic, boundary
-from kit.core.errors import InputError, Location
+from kit.core import atomic
 from kit.core.schema import validate_frame
 from kit.core.tables import to_csv
 
@@ -53,29 +51,10 @@ def pairs_cmd(n_items: int, seed: int, exclude: Path | None, out: Path, raw: Pat
       kit guard pairs --n 300 --seed 0 --out data/guard/pairs.csv
       kit guard pairs --n 100 --seed 1 --exclude data/guard/pairs.csv --out cal.csv
     """
-    from kit.guard.scoring.pairtable import read_pair_table
-    from kit.guard.training.pairs import build_pairs, items_from_pqal
-    from kit.registry.fetch import raw_path
+    from kit.guard.training.pair_sample import sample_pairs
 
-    src = raw_path("pubmedqa/ori_pqal.json", raw)
-    items = items_from_pqal(boundary.read_json(src), str(src))
-    if exclude is not None:
-        earlier = read_pair_table(exclude)
-        if "item_pmid" not in earlier.columns:
-            raise InputError(
-                "missing_column",
-                "--exclude needs a table written by `kit guard pairs` (column item_pmid)",
-                where=Location(str(exclude), column="item_pmid"),
-            )
-        drop = set(earlier["item_pmid"].astype(str)) | set(
-            earlier.get("passage_pmid", earlier["item_pmid"]).astype(str)
-        )
-        items = [it for it in items if it.pmid not in drop]
-    frame, meta = build_pairs(items, n_items, np.random.default_rng(seed))
-    meta["seed"] = seed
-    if exclude is not None:
-        meta["excluded_items_of"] = str(exclude)
-    frame = validate_frame(frame, "guard_pairs", str(out))
+    sample = sample_pairs(raw, n_items, seed, exclude)
+    frame = validate_frame(sample.frame, "guard_pairs", str(out))
     atomic.write_text(out, to_csv(frame, GUARD_FLOAT_FMT))
-    atomic.write_text(out.with_suffix(".meta.json"), json_dump(meta))
+    atomic.write_text(out.with_suffix(".meta.json"), json_dump(sample.meta))
     click.echo(f"pairs: {len(frame)} rows from {n_items} items (seed {seed}) -> {out}")
