@@ -127,6 +127,23 @@ def _fused_layer(g: _Graph, h: str, i: int, heads: int) -> str:
     return f"{L}_out"
 
 
+def _contrib_value_info(g: _Graph, hidden: int, inter: int) -> list[onnx.ValueInfoProto]:
+    """The types and shapes of the contrib nodes' outputs, which onnx's shape inference cannot
+    derive (it does not know the com.microsoft schemas); without them onnxruntime's quantiser
+    cannot type the MatMuls downstream of a contrib node."""
+    out = []
+    for n in g.nodes:
+        if n.domain != MS_DOMAIN:
+            continue
+        width = inter if n.op_type == "BiasGelu" else hidden
+        out.append(
+            helper.make_tensor_value_info(n.output[0], TensorProto.FLOAT, ["batch", "seq", width])
+        )
+        if n.op_type == "EmbedLayerNormalization":
+            out.append(helper.make_tensor_value_info(n.output[1], TensorProto.INT32, ["batch"]))
+    return out
+
+
 def build_fused_minilm_graph(
     weights: dict[str, np.ndarray], config: dict[str, Any], head: str = "classifier"
 ) -> onnx.ModelProto:
@@ -150,8 +167,10 @@ def build_fused_minilm_graph(
     _masks(g)
     for i in range(int(config["num_hidden_layers"])):
         h = _fused_layer(g, h, i, heads)
+    graph = _with_head(g, _mean_pool(g, h), head, hidden)
+    graph.value_info.extend(_contrib_value_info(g, hidden, int(config["intermediate_size"])))
     model = helper.make_model(
-        _with_head(g, _mean_pool(g, h), head, hidden),
+        graph,
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS_DOMAIN, MS_OPSET)],
         producer_name="litaudit-kit",
         producer_version="1",
