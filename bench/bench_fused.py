@@ -65,11 +65,13 @@ def token_batches(
 ) -> list[dict[str, np.ndarray]]:
     """Seeded (claim, window) pairs as padded batches of input_ids / attention_mask /
     token_type_ids, rows sorted by length."""
+    if min_len < 15 or max_len < min_len:
+        raise SystemExit(f"need 15 <= min-len <= max-len; got {min_len}, {max_len}")
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n_pairs):
         total = int(rng.integers(min_len, max_len + 1))
-        n_claim = int(rng.integers(10, 31))
+        n_claim = int(rng.integers(10, max(11, min(31, total - 4))))  # a window >= 1 token
         n_window = total - n_claim - 3
         claim = rng.integers(*WORD_IDS, n_claim).tolist()
         window = rng.integers(*WORD_IDS, n_window).tolist()

@@ -105,3 +105,22 @@ def test_kit_int8_quantiser_accepts_it(tmp_path: Path, weights: dict[str, np.nda
     feed = _feed("classifier")
     out = _run((tmp_path / "fused-int8.onnx").read_bytes(), feed)
     assert np.all(np.isfinite(out))
+
+
+def test_bench_fused_batches_are_seeded_and_padded() -> None:
+    import sys
+
+    bench = Path(__file__).resolve().parents[3] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import bench_fused
+    finally:
+        sys.path.remove(str(bench))
+    a = bench_fused.token_batches(10, 4, 20, 30, seed=1)
+    b = bench_fused.token_batches(10, 4, 20, 30, seed=1)
+    assert [len(x["input_ids"]) for x in a] == [4, 4, 2]
+    for x, y in zip(a, b, strict=True):
+        assert all(np.array_equal(x[k], y[k]) for k in x)
+        n = x["attention_mask"].sum(axis=1)
+        assert n.min() >= 20 and n.max() <= 30 and x["input_ids"].shape[1] == n.max()
+        assert np.all(x["input_ids"][x["attention_mask"] == 0] == 0)
