@@ -24,6 +24,10 @@ a warm-up on a throwaway instance. Rows:
   batches the fp32 ONNX graph gets (distinct pairs by token length,
   :mod:`kit.guard.verifiers.batching`); parity = max |logit difference| against the fp32 ONNX graph. Optional:
   skipped with a note when ``import torch`` fails.
+* ``... passages seen before`` -- the card's rule when an earlier run put the passages' windows
+  in the embedding store (:mod:`kit.guard.scoring.embedding_store`: new claims citing passages
+  the store has embedded; the relatedness bi-encoder embeds the claims only). Printed when the
+  rule reads relatedness.
 * ``two-stage top-k`` -- :class:`kit.guard.verifiers.two_stage.TwoStageVerifier`: the bi-encoder
   (``--bi``; built into a temporary folder when absent) keeps the top-k windows of each passage,
   the cross-encoder judges those (full pairs only; the bi-encoder's time is included).
@@ -31,7 +35,10 @@ a warm-up on a throwaway instance. Rows:
 Ratios are pairs/s over the fp32 ONNX row (the card's rule) of the same workload; below the
 table, the default rule against the cross-encoder alone (each variant) and the torch forward
 against ONNX fp32 cross-encoder alone (the same work: class probabilities of the pairs). The
-int8 target of issue 19 (>= 100 short pairs/s on 2 cores) is checked and printed. When
+int8 target of issue 19 (>= 100 short pairs/s on 2 cores) is checked and printed, beside the
+ceiling the graphs themselves allow on this machine (:func:`graph_ceiling`: each graph in a tight
+loop at the workload's mean token length, no padding, no tokenising), so a miss says whether
+the pipeline or the graphs and the hardware stand in the way. When
 OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE are set, the script re-executes itself with both removed
 (numpy / torch measurements would otherwise run under a forced BLAS kernel) and says so.
 
@@ -258,6 +265,72 @@ def _timed_score(v: Any, claims: list[str], texts: list[str]) -> float:
     return time.perf_counter() - t
 
 
+def _timed_seen_passages(
+    folder: Path,
+    variant: str,
+    opts: dict[str, Any],
+    claims: list[str],
+    texts: list[str],
+    store: Path,
+) -> float | None:
+    """Seconds for the card's rule when an earlier run put the passages' windows in the
+    embedding store (new claims citing seen passages); None when the rule reads no
+    relatedness model. The store is filled and read outside the timing."""
+    from kit.guard.scoring.embedding_store import bind_embeddings
+    from kit.guard.scoring.windows import passage_windows
+    from kit.guard.verifiers.load import load_verifier
+
+    earlier = load_verifier(folder, variant, **opts)
+    if not reads_relatedness(earlier) or earlier.relatedness is None:
+        return None
+    bind_embeddings(earlier, store)
+    earlier.relatedness.embed([w for t in texts for w in passage_windows(t, earlier.window)])
+    v = load_verifier(folder, variant, **opts)
+    bind_embeddings(v, store)
+    return _timed_score(v, claims, texts)
+
+
+def _rate(session: Any, inputs: set[str], rows: int, length: int, seconds: float) -> float:
+    """Rows/s of ``session`` on one [rows, length] batch of ordinary word pieces, no padding."""
+    feed = {
+        "input_ids": np.full((rows, length), 2000, dtype=np.int64),
+        "attention_mask": np.ones((rows, length), dtype=np.int64),
+        "token_type_ids": np.zeros((rows, length), dtype=np.int64),
+    }
+    feed = {k: v for k, v in feed.items() if k in inputs}
+    session.run(None, feed)
+    n, t = 0, time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        session.run(None, feed)
+        n += rows
+    return n / (time.perf_counter() - t)
+
+
+def graph_ceiling(v: Any, claims: list[str], windows: list[str], seconds: float = 2.0) -> dict:
+    """What the graphs alone allow on this machine for the short workload: each graph run in a
+    tight loop on batches of the workload's mean token length with no padding, no tokenising
+    and no Python between runs. The card's rule needs one cross-encoder pass per pair and, when
+    it reads relatedness, the bi-encoder's embedding of the claim and of the window, so its
+    ceiling is 1 / (1 / cross + 1 / window + 1 / claim) pairs/s."""
+    tok = v.tokens
+    pair_len = round(
+        float(np.mean([len(ids) for ids, _ in tok.pairs(list(zip(claims, windows, strict=True)))]))
+    )
+    out = {"pair_tokens": pair_len}
+    out["cross"] = _rate(v.session, v.inputs, v.batch_size, pair_len, seconds)
+    rel = v.relatedness if reads_relatedness(v) else None
+    if rel is None:
+        out["rule"] = out["cross"]
+        return out
+    bi_inputs = {i.name for i in rel.session.get_inputs()}
+    for name, texts in (("window", windows), ("claim", claims)):
+        length = round(float(np.mean([len(ids) for ids, _ in rel.tokens.texts(texts)])))
+        out[f"{name}_tokens"] = length
+        out[name] = _rate(rel.session, bi_inputs, rel.batch_size, length, seconds)
+    out["rule"] = 1.0 / (1.0 / out["cross"] + 1.0 / out["window"] + 1.0 / out["claim"])
+    return out
+
+
 def _bi_dir(arg: Path | None, tmp: Path) -> Path:
     if arg is not None and (arg / "card.json").is_file():
         return arg
@@ -274,6 +347,24 @@ def reads_relatedness(v: Any) -> bool:
     return v.scoring == "two_signal" or (
         v.scoring == "fitted" and fitted is not None and "relatedness" in fitted.features
     )
+
+
+def ceiling_lines(ceilings: dict[str, dict], rule: str, target: float) -> list[str]:
+    """One line per variant: the graphs' own pairs/s (:func:`graph_ceiling`) and what they allow
+    the card's rule, against the target."""
+    out = []
+    for variant, c in ceilings.items():
+        parts = [f"cross-encoder {c['cross']:.1f} pairs/s at {c['pair_tokens']} tokens"]
+        if "window" in c:
+            parts.append(f"bi-encoder {c['window']:.1f} windows/s at {c['window_tokens']} tokens")
+            parts.append(f"{c['claim']:.1f} claims/s at {c['claim_tokens']} tokens")
+        verdict = "within" if c["rule"] >= target else "BEYOND"
+        out.append(
+            f"{variant} ceiling of the graphs on this machine (no padding, no tokenising): "
+            f"{'; '.join(parts)} -> the card's rule ({rule}) at most {c['rule']:.1f} short "
+            f"pairs/s; the {target:.0f} pairs/s target is {verdict} what these graphs allow here"
+        )
+    return out
 
 
 def ratio_lines(rows: list[dict[str, Any]], rule: str) -> list[str]:
@@ -384,6 +475,7 @@ def main() -> int:
     variants = ["fp32"] + (["int8"] if "int8_file" in card.get("extra", {}) else [])
     t_start = time.perf_counter()
     rows: list[dict[str, Any]] = []
+    ceilings: dict[str, dict] = {}
     window = None
     rule = card.get("extra", {}).get("scoring", "entailment")
     for variant in variants:
@@ -399,6 +491,22 @@ def main() -> int:
                 "note": f"the card's rule, {rule}",
             }
         )
+        store = Path(tmp.name) / f"store-{variant}"
+        seen = {
+            w: _timed_seen_passages(args.verifier, variant, opts, *work[w], store)
+            for w in ("short", "full")
+        }
+        if seen["short"] is not None and seen["full"] is not None:
+            rows.append(
+                {
+                    "mode": f"onnx {variant}, passages seen before",
+                    "short": len(work["short"][0]) / seen["short"],
+                    "full": len(work["full"][0]) / seen["full"],
+                    "note": "the card's rule; the windows' embeddings from the embedding store "
+                    "(new claims citing passages an earlier run embedded)",
+                }
+            )
+        ceilings[variant] = graph_ceiling(v, *work["short"])
         if reads_relatedness(v):
             alone = load_verifier(args.verifier, variant, **opts)
             alone.scoring = "entailment"  # class probabilities only: no relatedness pass
@@ -455,13 +563,14 @@ def main() -> int:
     for r in rows:
         s = "" if r["short"] is None else f"{r['short']:.1f}"
         sr = "" if r["short"] is None else f"{r['short'] / base['short']:.2f}"
-        print(
-            f"| {r['mode']} | {s} | {sr} | {r['full']:.1f} | {r['full'] / base['full']:.2f} | "
-            f"{r['note']} |"
-        )
+        f = "" if r["full"] is None else f"{r['full']:.1f}"
+        fr = "" if r["full"] is None else f"{r['full'] / base['full']:.2f}"
+        print(f"| {r['mode']} | {s} | {sr} | {f} | {fr} | {r['note']} |")
     int8 = next((r for r in rows if r["mode"] == "onnx int8"), None)
     print()
     for line in ratio_lines(rows, rule):
+        print(line)
+    for line in ceiling_lines(ceilings, rule, INT8_TARGET):
         print(line)
     if int8 is None:
         print("int8 target: this card has no int8 variant")
@@ -477,6 +586,7 @@ def main() -> int:
         "rows": rows,
         "torch": torch_note,
         "windows_full": n_windows,
+        "ceilings": ceilings,
         "openblas_unset": unset or "",
     }
     if args.auc_pairs is not None:

@@ -53,7 +53,9 @@ import pandas as pd
 
 from kit.core import atomic
 from kit.core.errors import ClusterError, ConfigError, InputError, Location, check_param
+from kit.core.hashing import is_sha256, json_sha256
 from kit.core.parallel import busy, report_progress
+from kit.guard.scoring import embedding_store
 from kit.registry.fetch import REPO_ROOT
 
 FORMAT = 1
@@ -120,12 +122,7 @@ def scoring_mode(verifier: Any, device: str = "cpu") -> dict[str, Any]:
 
 def mode_sha256(mode: Mapping[str, Any]) -> str:
     """sha256 of the mode's canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps(mode, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return text_sha256(text)
-
-
-def _is_sha256(text: str) -> bool:
-    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+    return json_sha256(dict(mode))
 
 
 # ----------------------------------------------------------------------------- shards (I/O)
@@ -284,7 +281,7 @@ class ScoreStore:
         check_param(
             "verifier_sha256",
             self.verifier_sha256,
-            _is_sha256(self.verifier_sha256),
+            is_sha256(self.verifier_sha256),
             "64 lower-case hex digits (the verifier's ONNX sha256)",
             "ScoreStore",
         )
@@ -390,7 +387,9 @@ def compact_store(root: Path) -> dict[str, int]:
     """Compact every partition under ``root``: {partition folder: shards merged}."""
     out: dict[str, int] = {}
     for folder in sorted(p for p in Path(root).glob("*/*") if p.is_dir()):
-        out[str(folder.relative_to(root))] = compact(folder)
+        # a partition holds scores or a bi-encoder's embeddings (kit.guard.scoring.embedding_store)
+        merged = compact(folder) + embedding_store.compact(folder)
+        out[str(folder.relative_to(root))] = merged
     return out
 
 
@@ -586,6 +585,8 @@ def open_scorer(
     bind = getattr(verifier, "bind_store", None)
     if bind is not None:  # an LLM verifier stores its (claim, window) answers in the same root
         bind(None if root is None else Path(root))
+    # a bi-encoder's embeddings (windows, claims) are kept in the same root, across runs
+    embedding_store.bind_embeddings(verifier, None if root is None else Path(root), device)
     store = ScoreStore(
         None if root is None else Path(root),
         verifier.card.identity_sha256,  # an ONNX card's onnx_sha256, an LLM card's instrument

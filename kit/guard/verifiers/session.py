@@ -159,6 +159,17 @@ def best_window(
     return s, best
 
 
+class EmbeddingCache(Protocol):
+    """Where a bi-encoder keeps embeddings across runs, by the sha256 of the text
+    (:class:`kit.guard.scoring.embedding_store.EmbeddingStore`)."""
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def add(self, key: str, embedding: np.ndarray) -> None: ...
+
+    def flush(self) -> int: ...
+
+
 class Runner(Protocol):
     """Runs the ONNX graph on a stream of model batches (feeds), yielding the first output of
     each, in order. The verifier tokenizes, batches and reduces; a runner only runs the graph,
@@ -247,13 +258,19 @@ class OnnxBiEncoder(_WindowedVerifier):
         )
         self._cache: dict[str, np.ndarray] = {}
         self.tokens_seen = 0  # real (non-pad) tokens encoded, for throughput accounting
+        # embeddings kept across runs (kit.guard.scoring.embedding_store, bound by open_scorer)
+        self.embedding_store: EmbeddingCache | None = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised embeddings [n, d]; each distinct text is encoded once (cached)."""
+        """L2-normalised embeddings [n, d]; each distinct text is encoded once (cached in this
+        object, and in the bound embedding store across runs)."""
         keys = [_text_key(t) for t in texts]
         todo = sorted(
             {k: t for k, t in zip(keys, texts, strict=True) if k not in self._cache}.items()
         )
+        if self.embedding_store is not None and todo:
+            self._cache.update(self.embedding_store.get_many([k for k, _ in todo]))
+            todo = [(k, t) for k, t in todo if k not in self._cache]
         rows = self.tokens.texts([t for _, t in todo])
         # rows of similar length share a batch (less padding; deterministic batches)
         order = batch_order(
@@ -276,7 +293,11 @@ class OnnxBiEncoder(_WindowedVerifier):
             for chunk, emb in zip(chunks, self.runner.run(feeds()), strict=True):
                 for i, v in zip(chunk, emb, strict=True):
                     self._cache[todo[i][0]] = v
+                    if self.embedding_store is not None:
+                        self.embedding_store.add(todo[i][0], v)
                 bar.advance(1)
+        if self.embedding_store is not None and todo:
+            self.embedding_store.flush()
         return np.stack([self._cache[k] for k in keys]) if keys else np.zeros((0, 0))
 
     def _pair_scores(self, claims: list[str], windows: list[str]) -> np.ndarray:

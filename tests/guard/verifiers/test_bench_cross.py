@@ -69,3 +69,46 @@ def test_torch_row_gets_the_fp32_graphs_batches(tiny_cross_dir: Path) -> None:
     assert len(got) == len(seen) == 2
     for a, b in zip(got, seen, strict=True):
         assert all(np.array_equal(a[k], b[k]) for k in b)
+
+
+def test_ceiling_lines_say_whether_the_graphs_allow_the_target() -> None:
+    bc = _bench_cross()
+    ceilings = {
+        "int8": {
+            "pair_tokens": 131,
+            "cross": 50.0,
+            "window_tokens": 107,
+            "window": 60.0,
+            "claim_tokens": 25,
+            "claim": 300.0,
+            "rule": 25.0,
+        },
+        "fp32": {"pair_tokens": 131, "cross": 150.0, "rule": 150.0},
+    }
+    lines = bc.ceiling_lines(ceilings, "two_signal", 100.0)
+    assert "at most 25.0 short pairs/s" in lines[0] and "is BEYOND" in lines[0]
+    assert "60.0 windows/s at 107 tokens" in lines[0]
+    assert "is within" in lines[1] and "windows/s" not in lines[1]
+
+
+def test_graph_ceiling_is_the_harmonic_sum_of_the_graphs(
+    tmp_path: Path, verifier_dir: Path
+) -> None:
+    from tests.guard.tiny_model import build_tiny_cross_encoder
+
+    bc = _bench_cross()
+    folder = build_tiny_cross_encoder(
+        tmp_path / "two", scoring="two_signal", relatedness=verifier_dir
+    )
+    v = load_verifier(folder, "fp32", batch_size=2)
+    c = bc.graph_ceiling(v, [CLAIM, "Aspirin cut strokes."], [PASSAGE, PASSAGE], seconds=0.05)
+    assert c["window_tokens"] > c["claim_tokens"] > 0
+    assert c["pair_tokens"] >= c["window_tokens"]
+    want = 1.0 / (1.0 / c["cross"] + 1.0 / c["window"] + 1.0 / c["claim"])
+    assert abs(c["rule"] - want) < 1e-9 and c["rule"] < min(c["cross"], c["window"])
+    # seen passages: the timing helper scores through a filled embedding store
+    seconds = bc._timed_seen_passages(
+        folder, "fp32", {"batch_size": 2}, [CLAIM], [PASSAGE], tmp_path / "store"
+    )
+    assert seconds is not None and seconds > 0
+    assert list((tmp_path / "store").glob("*/*/embeddings-*.parquet"))
