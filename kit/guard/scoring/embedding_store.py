@@ -34,11 +34,6 @@ warm store gives the same bytes as the run that filled it, not as a cold run wit
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import secrets
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,14 +42,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.core import atomic
 from kit.core.errors import InputError, Location, check_param
 from kit.core.hashing import is_sha256, json_sha256
+from kit.guard.scoring import shards
 
 FORMAT = 1
 SHARD_GLOB = "embeddings-*.parquet"
 COMPACT_AT = 64  # a writer merges its partition once it holds this many shards
-_RELIST = 5  # how often a reader re-lists shards that a concurrent compaction removed
 
 
 def embedding_mode(device: str, tokenizer_fingerprint: str) -> dict[str, Any]:
@@ -87,20 +81,13 @@ def shard_frame(entries: Mapping[str, np.ndarray]) -> pd.DataFrame:
 def read_shard(path: Path) -> dict[str, np.ndarray]:
     """The embeddings of one shard, validated against schemas/embedding_store_shard.yaml (and
     each row's byte length against its dim)."""
-    from kit.core.schema import validate_frame
-
-    try:
-        frame = pd.read_parquet(path)
-    except FileNotFoundError:
-        raise
-    except Exception as exc:  # a truncated or foreign file: say which, and how to recover
-        raise InputError(
-            "bad_score_store",
-            f"not a readable embedding-store shard ({type(exc).__name__}: {exc}); delete it "
-            "to embed its texts again",
-            where=Location(str(path)),
-        ) from None
-    frame = validate_frame(frame, "embedding_store_shard", str(path), row_base=1)
+    frame = shards.read_frame(
+        path,
+        "embedding_store_shard",
+        "embedding-store shard",
+        "delete it to embed its texts again",
+        row_base=1,
+    )
     out: dict[str, np.ndarray] = {}
     for i, (key, dim, blob) in enumerate(
         zip(frame["text_sha256"], frame["dim"], frame["embedding"], strict=True)
@@ -117,54 +104,36 @@ def read_shard(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
+def _union(paths: list[Path]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for path in paths:
+        for k, v in read_shard(path).items():
+            out.setdefault(k, v)
+    return out
+
+
 def read_partition(folder: Path) -> dict[str, np.ndarray]:
     """The union of a partition's shards (the first shard in name order wins a repeated key)."""
-    for _ in range(_RELIST):
-        out: dict[str, np.ndarray] = {}
-        try:
-            for path in sorted(folder.glob(SHARD_GLOB)):
-                for k, v in read_shard(path).items():
-                    out.setdefault(k, v)
-        except FileNotFoundError:  # compacted away between listing and reading: list again
-            continue
-        return out
-    raise InputError(
-        "bad_score_store",
-        f"shards kept disappearing while reading ({_RELIST} tries); is a compaction looping?",
-        where=Location(str(folder)),
-    )
+    return shards.union(folder, SHARD_GLOB, _union)
 
 
 def write_shard(folder: Path, entries: Mapping[str, np.ndarray], stamp: int | None = None) -> Path:
     """Write ``entries`` as one new shard, atomically (temp name, then rename)."""
     from kit.core.schema import validate_frame
 
-    t = time.time_ns() if stamp is None else stamp
-    path = folder / f"embeddings-{t:020d}-{os.getpid()}-{secrets.token_hex(4)}.parquet"
-    frame = validate_frame(shard_frame(entries), "embedding_store_shard", str(path))
-    with atomic.staged_file(path) as tmp:
-        frame.to_parquet(tmp, index=False, compression="zstd")
-    return path
+    path = shards.shard_path(folder, "embeddings", stamp)
+    frame = validate_frame(shard_frame(entries), "embedding_store_shard", str(path), row_base=1)
+    return shards.write_frame(path, frame)
 
 
 def compact(folder: Path) -> int:
-    """Merge a partition's embedding shards into one (the oldest shard's time stamp, so it
-    keeps its place in the first-wins order); returns how many shards were merged."""
-    paths = sorted(Path(folder).glob(SHARD_GLOB))
-    if len(paths) < 2:
-        return 0
-    merged: dict[str, np.ndarray] = {}
-    try:
-        for path in paths:
-            for k, v in read_shard(path).items():
-                merged.setdefault(k, v)
-    except FileNotFoundError:  # another compaction got there first
-        return 0
-    write_shard(Path(folder), merged, int(paths[0].name.split("-")[1]))
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-    return len(paths)
+    """Merge a partition's embedding shards into one (:func:`kit.guard.scoring.shards.compact`:
+    the oldest shard's time stamp, first value wins); returns how many were merged."""
+
+    def merge(paths: list[Path]) -> None:
+        write_shard(Path(folder), _union(paths), shards.shard_stamp(paths[0]))
+
+    return shards.compact(Path(folder), SHARD_GLOB, merge)
 
 
 # ----------------------------------------------------------------------------- the store
@@ -222,15 +191,9 @@ class EmbeddingStore:
         n = len(self._pending)
         if n:
             folder = self.folder
-            folder.mkdir(parents=True, exist_ok=True)
-            mode_file = folder / "mode.json"
-            if not mode_file.is_file():
-                text = json.dumps(
-                    {"bi_encoder_onnx_sha256": self.model_sha256, "mode": self.mode},
-                    indent=2,
-                    sort_keys=True,
-                )
-                atomic.write_text(mode_file, text + "\n")
+            shards.open_partition(
+                folder, {"bi_encoder_onnx_sha256": self.model_sha256, "mode": self.mode}
+            )
             write_shard(folder, self._pending)
             if len(list(folder.glob(SHARD_GLOB))) >= COMPACT_AT:
                 compact(folder)

@@ -39,10 +39,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import json
-import os
-import secrets
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,11 +47,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.core import atomic
-from kit.core.errors import ClusterError, ConfigError, InputError, Location, check_param
+from kit.core.errors import ClusterError, ConfigError, check_param
 from kit.core.hashing import is_sha256, json_sha256
 from kit.core.parallel import busy, report_progress
-from kit.guard.scoring import embedding_store
+from kit.guard.scoring import embedding_store, shards
 from kit.registry.fetch import REPO_ROOT
 
 FORMAT = 1
@@ -64,7 +59,6 @@ ENV_VAR = "KIT_CACHE_DIR"
 SHARD_GLOB = "shard-*.parquet"
 COMPACT_AT = 64  # a writer merges its partition once it holds this many shards
 CHECKPOINT_PAIRS = 4096  # misses scored (and written to the store) per checkpoint
-_RELIST = 5  # how often a reader re-lists shards that a concurrent compaction removed
 Entry = tuple[float, tuple[float, ...] | None]
 
 
@@ -183,20 +177,9 @@ def read_shard(path: Path) -> dict[bytes, Entry]:
 
 def read_shard_notes(path: Path) -> tuple[dict[bytes, Entry], dict[bytes, str]]:
     """The entries and notes of one shard, validated against schemas/score_store_shard.yaml."""
-    from kit.core.schema import validate_frame
-
-    try:
-        frame = pd.read_parquet(path)
-    except FileNotFoundError:
-        raise
-    except Exception as exc:  # a truncated or foreign file: say which, and how to recover
-        raise InputError(
-            "bad_score_store",
-            f"not a readable score-store shard ({type(exc).__name__}: {exc}); delete it to "
-            "rescore its pairs",
-            where=Location(str(path)),
-        ) from None
-    frame = validate_frame(frame, "score_store_shard", str(path))
+    frame = shards.read_frame(
+        path, "score_store_shard", "score-store shard", "delete it to rescore its pairs"
+    )
     return _frame_entries(frame), _frame_notes(frame)
 
 
@@ -205,33 +188,23 @@ def read_partition(folder: Path) -> dict[bytes, Entry]:
     return read_partition_notes(folder)[0]
 
 
+def _union_notes(paths: list[Path]) -> tuple[dict[bytes, Entry], dict[bytes, str]]:
+    out: dict[bytes, Entry] = {}
+    notes: dict[bytes, str] = {}
+    for path in paths:
+        entries, shard_notes = read_shard_notes(path)
+        for k, e in entries.items():
+            if k not in out:
+                out[k] = e
+                if k in shard_notes:
+                    notes[k] = shard_notes[k]
+    return out, notes
+
+
 def read_partition_notes(folder: Path) -> tuple[dict[bytes, Entry], dict[bytes, str]]:
     """The union of a partition's shards and of their notes (first shard in name order wins a
     repeated key; its note, or none, goes with it)."""
-    for _ in range(_RELIST):
-        out: dict[bytes, Entry] = {}
-        notes: dict[bytes, str] = {}
-        try:
-            for path in sorted(folder.glob(SHARD_GLOB)):
-                entries, shard_notes = read_shard_notes(path)
-                for k, e in entries.items():
-                    if k not in out:
-                        out[k] = e
-                        if k in shard_notes:
-                            notes[k] = shard_notes[k]
-        except FileNotFoundError:  # compacted away between listing and reading: list again
-            continue
-        return out, notes
-    raise InputError(
-        "bad_score_store",
-        f"shards kept disappearing while reading ({_RELIST} tries); is a compaction looping?",
-        where=Location(str(folder)),
-    )
-
-
-def _shard_name(stamp: int | None = None) -> str:
-    t = time.time_ns() if stamp is None else stamp
-    return f"shard-{t:020d}-{os.getpid()}-{secrets.token_hex(4)}.parquet"
+    return shards.union(folder, SHARD_GLOB, _union_notes)
 
 
 def write_shard(
@@ -244,11 +217,9 @@ def write_shard(
     rename)."""
     from kit.core.schema import validate_frame
 
-    path = folder / _shard_name(stamp)
+    path = shards.shard_path(folder, "shard", stamp)
     frame = validate_frame(shard_frame(entries, notes), "score_store_shard", str(path))
-    with atomic.staged_file(path) as tmp:
-        frame.to_parquet(tmp, index=False, compression="zstd")
-    return path
+    return shards.write_frame(path, frame)
 
 
 def scorer_name(scorer: object) -> str:
@@ -336,15 +307,9 @@ class ScoreStore:
         n = len(self._pending)
         folder = self.folder
         if n and folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-            mode_file = folder / "mode.json"
-            if not mode_file.is_file():
-                text = json.dumps(
-                    {"verifier_sha256": self.verifier_sha256, "mode": self.mode},
-                    indent=2,
-                    sort_keys=True,
-                )
-                atomic.write_text(mode_file, text + "\n")
+            shards.open_partition(
+                folder, {"verifier_sha256": self.verifier_sha256, "mode": self.mode}
+            )
             pending_notes = {k: self._notes[k] for k in self._pending if k in self._notes}
             write_shard(folder, self._pending, notes=pending_notes)
             if len(list(folder.glob(SHARD_GLOB))) >= COMPACT_AT:
@@ -354,33 +319,14 @@ class ScoreStore:
 
 
 def compact(folder: Path) -> int:
-    """Merge the shards of one partition into one; returns how many shards were merged.
+    """Merge the shards of one partition into one; returns how many shards were merged
+    (:func:`kit.guard.scoring.shards.compact`: the oldest shard's time stamp, first value wins)."""
 
-    The merged shard takes the oldest merged shard's time stamp (so it keeps its place in the
-    first-wins order); then exactly the shards that were read are deleted. A writer adding a
-    shard meanwhile loses nothing; two compactions at once leave duplicate entries, not gaps.
-    """
-    paths = sorted(Path(folder).glob(SHARD_GLOB))
-    if len(paths) < 2:
-        return 0
-    merged: dict[bytes, Entry] = {}
-    notes: dict[bytes, str] = {}
-    try:
-        for path in paths:
-            entries, shard_notes = read_shard_notes(path)
-            for k, e in entries.items():
-                if k not in merged:
-                    merged[k] = e
-                    if k in shard_notes:
-                        notes[k] = shard_notes[k]
-    except FileNotFoundError:  # another compaction got there first
-        return 0
-    stamp = int(paths[0].name.split("-")[1])
-    write_shard(Path(folder), merged, stamp, notes=notes)
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-    return len(paths)
+    def merge(paths: list[Path]) -> None:
+        merged, notes = _union_notes(paths)
+        write_shard(Path(folder), merged, shards.shard_stamp(paths[0]), notes=notes)
+
+    return shards.compact(Path(folder), SHARD_GLOB, merge)
 
 
 def compact_store(root: Path) -> dict[str, int]:
