@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/bench_audit.py [--citations 1000,10000] [--full] [--cites 10]
      [--modes bi,cross,two-stage] [--variant int8] [--device cpu] [--n-cal 200]
      [--bi minilm-bi] [--cross minilm-nli] [--top-k 2] [--ray-pairs 200] [--no-ray]
-     [--raw data/raw] [--out bench_audit.json]
+     [--restated] [--raw data/raw] [--out bench_audit.json]
 
 The runs are built synthetically from PubMedQA PQA-L (clearly labelled SYNTHETIC; seed 0): each
 run answers one item with ``--cites`` claims, items drawn from a fixed random 75% of the corpus
@@ -13,6 +13,12 @@ claims stay distinct at 100k citations, as an agent's paraphrases are: without t
 words a 100k run repeated its ~24k distinct claims, and the cold audit re-used its own scores),
 followed by ``(PMID:x)`` where x is the item's own PMID (80%), its on-topic
 MeSH neighbour (15%) or a non-existent 8-digit PMID (5%).
+
+``--restated``: after the warm audit, the same citations with every claim behind "In other
+words, " (another agent's wording: new (claim, passage) pairs over the same cited papers) are
+audited twice from the warm store -- once from a copy with the bi-encoders' embeddings removed
+(the score store alone), once with them (kit.guard.scoring.embedding_store) -- and the two
+times are printed side by side: what keeping the windows' embeddings saves a re-audit.
 
 Modes (``--modes``; ``--variant`` int8 by default): ``bi`` (minilm-bi, built into a temp folder
 when data/verifier is missing), ``cross`` (minilm-nli, the default verifier; until `make
@@ -118,8 +124,14 @@ def _draw(raw: Path, n_runs: int, n_cites: int, seed: int) -> tuple[Any, list[tu
     return corpus, runs
 
 
-def build_runs(raw: Path, n_runs: int, n_cites: int, seed: int = 0) -> list[dict]:
-    """Synthetic agent-run records (see module doc)."""
+RESTATED = "In other words, "  # another agent's wording of the same claims (restated audits)
+
+
+def build_runs(
+    raw: Path, n_runs: int, n_cites: int, seed: int = 0, restate: str = ""
+) -> list[dict]:
+    """Synthetic agent-run records (see module doc); ``restate`` goes before every claim (the
+    same citations in other words: new (claim, passage) pairs over the same passages)."""
     _, drawn = _draw(raw, n_runs, n_cites, seed)
     runs = []
     for j, (task, cites) in enumerate(drawn):
@@ -129,7 +141,7 @@ def build_runs(raw: Path, n_runs: int, n_cites: int, seed: int = 0) -> list[dict
                 "run_id": f"bench-{j:05d}",
                 "task_id": f"pubmedqa-{task}",
                 "model": "synthetic-agent",
-                "answer": " ".join(f"{claim} (PMID:{x})." for claim, x in cites),
+                "answer": " ".join(f"{restate}{claim} (PMID:{x})." for claim, x in cites),
                 "cited": list(dict.fromkeys(cited)),
                 "tool_calls": [
                     {"tool": "pubmed_fetch", "arguments": {"pmid": c}, "status": "ok"}
@@ -222,6 +234,7 @@ def _audit_size(args: argparse.Namespace, mode: str, verifier: str, n_cit: int) 
             (d / "cold" / n).read_bytes() == (d / "warm" / n).read_bytes()
             for n in ("summary.json", "citations.csv", "runs.csv")
         )
+        restated = _restated_audits(args, opts, d, n_runs) if args.restated else {}
     n = cold.summary["counts"]["citations"]
     return {
         "verifier_name": cold.summary["verifier"]["name"],
@@ -236,7 +249,45 @@ def _audit_size(args: argparse.Namespace, mode: str, verifier: str, n_cit: int) 
         "pairs_scored_warm": warm.cache_misses,
         "warm_outputs_identical": same,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        **restated,
     }
+
+
+def _restated_audits(args: Any, opts: Any, d: Path, n_runs: int) -> dict[str, Any]:
+    """The same citations in another agent's words, audited after the cold and warm audits:
+    once from a copy of the store with the bi-encoders' embeddings removed (the score store
+    alone) and once from the store as it is (scores and embeddings,
+    kit.guard.scoring.embedding_store). Both score the same new pairs; the difference is the
+    windows' embeddings."""
+    import shutil
+
+    from kit.audit.runner import AuditOptions, audit
+
+    runs = build_runs(args.raw, n_runs, args.cites, restate=RESTATED)
+    (d / "restated.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    shutil.copytree(d / "scores", d / "scores-only")
+    dropped = 0
+    for shard in (d / "scores-only").glob("*/*/embeddings-*.parquet"):
+        shard.unlink()
+        dropped += 1
+    out: dict[str, Any] = {"embedding_shards_dropped": dropped}
+    for key, store in (("scores_only", "scores-only"), ("with_embeddings", "scores")):
+        o = AuditOptions(
+            **{
+                **opts.__dict__,
+                "runs": d / "restated.jsonl",
+                "out": d / f"restated-{key}",
+                "cache_dir": d / store,
+            }
+        )
+        t = time.perf_counter()
+        res = audit(o)
+        dt = time.perf_counter() - t
+        n = res.summary["counts"]["citations"]
+        out[f"restated_{key}_s"] = round(dt, 2)
+        out[f"restated_{key}_citations_per_s"] = round(n / dt, 1)
+        out[f"restated_{key}_pairs_scored"] = res.cache_misses
+    return out
 
 
 def _verifier(spec: str, tmp: Path, no_standin: bool = False) -> str | None:
@@ -473,6 +524,13 @@ def main() -> int:
     ap.add_argument("--ray-pairs", type=int, default=200, help="L2 pairs of the Ray scaling")
     ap.add_argument("--no-ray", action="store_true", help="skip the Ray scaling section")
     ap.add_argument(
+        "--restated",
+        action="store_true",
+        help="after the warm audit, audit the same citations in other words twice: from the "
+        "store without the bi-encoders' embeddings and from the store with them (the embedding "
+        "store's effect on a re-audit of new claims over the same papers)",
+    )
+    ap.add_argument(
         "--no-standin",
         action="store_true",
         help="minilm-nli not built: SKIP the cross modes instead of a stand-in (bench/standin.py)",
@@ -550,6 +608,25 @@ def main() -> int:
     return 0
 
 
+def restated_lines(report: dict[str, Any]) -> list[str]:
+    """One line per (mode, size) audited with --restated: the same citations in another
+    agent's words from the warm store, with the score store alone and with the embeddings."""
+    out = []
+    for mode, e in report["modes"].items():
+        for r in e["sizes"]:
+            if "restated_with_embeddings_s" not in r:
+                continue
+            a, b = r["restated_scores_only_s"], r["restated_with_embeddings_s"]
+            out.append(
+                f"{mode} {r['citations']} citations restated (new wording, same cited papers; "
+                f"{r['restated_with_embeddings_pairs_scored']} new pairs scored): "
+                f"{r['restated_with_embeddings_citations_per_s']} cit/s ({b} s) with the "
+                f"embedding store, {r['restated_scores_only_citations_per_s']} cit/s ({a} s) "
+                f"with the score store alone: {a / b:.2f}x; cold {r['cold_s']} s"
+            )
+    return out
+
+
 def print_report(report: dict[str, Any], ray_note: str) -> None:
     la = report["load_average_1m_before_after"]
     print(
@@ -580,6 +657,8 @@ def print_report(report: dict[str, Any], ray_note: str) -> None:
             + ": the SYNTHETIC runs repeat claims and passages, the cold audit re-used its own "
             "scores, so its cit/s, warm/cold and projection overstate a corpus without repeats"
         )
+    for line in restated_lines(report):
+        print(line)
     print()
     for mode, e in report["modes"].items():
         first = min(e["sizes"], key=lambda r: r["citations"])
