@@ -156,8 +156,8 @@ def test_batch_size_option_trains_and_is_recorded(
         args = ["guard", "train", "--base", str(tiny_base), "--epochs", "1"]
         args += ["--cap-per-source", "8", "--batch-size", str(size)]
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(nv, "train_verifier", functools.partial(train_verifier, val_per_source=12))
-            mp.setattr(nv, "SPEED_PAIRS", 16)
+            mp.setattr(nv, "train_verifier", functools.partial(train_verifier, val_per_source=4))
+            mp.setattr(nv, "SPEED_PAIRS", 4)
             res = CliRunner().invoke(cli, [*args, "--raw", str(registry_raw), "--out", str(out)])
         assert res.exit_code == 0, res.output
         cards[size] = json.loads((out / "card.json").read_text())
