@@ -171,31 +171,88 @@ def sample_status(sample: Any) -> dict[str, Any]:
     return {"status": "ok"}
 
 
+def not_run_records(log: Any, source: str) -> list[dict[str, Any]]:
+    """One ``status: error`` record per (sample, epoch) an eval that ended in error or was
+    cancelled never logged (inspect_ai stops an eval at its first sample error unless told
+    otherwise, and the samples not yet run are absent from the log): the dataset's
+    ``sample_ids`` times the eval's epochs, less the samples the log holds. Their ``error``
+    names the eval's fate and message; ``metadata.not_run`` is true. Such runs are counted, never
+    dropped (docs/runs.md); an eval that finished, or whose dataset lists no sample ids, gives
+    none."""
+    status = str(getattr(log, "status", ""))
+    ids = getattr(log.eval.dataset, "sample_ids", None)
+    if status not in ("error", "cancelled") or not ids:
+        return []
+    epochs = int(getattr(log.eval.config, "epochs", None) or 1)
+    logged = {(str(s.id), int(s.epoch)) for s in log.samples or []}
+    message = "" if log.error is None else f": {log.error.message}"
+    error = f"not run: the eval ended with status {status}{message}"[:2000]
+    task = str(log.eval.task)
+    out = []
+    for epoch in range(1, epochs + 1):
+        for sid in ids:
+            if (str(sid), epoch) in logged:
+                continue
+            out.append(
+                {
+                    "format_version": 2,
+                    "run_id": f"{task}:{log.eval.eval_id}:{sid}:{epoch}",
+                    "task_id": str(sid),
+                    "model": str(log.eval.model),
+                    "answer": "",
+                    "tool_calls": [],
+                    "status": "error",
+                    "error": error,
+                    "metadata": {
+                        "harness": "inspect_ai",
+                        "log": source,
+                        "eval_id": str(log.eval.eval_id),
+                        "eval_run_id": str(log.eval.run_id),
+                        "sample_id": sid,
+                        "task": task,
+                        "epoch": epoch,
+                        "not_run": True,
+                    },
+                }
+            )
+    return out
+
+
 def import_inspect_logs(path: Path, out: Path, limit: int | None = None) -> ImportSummary:
-    """Every sample of the log(s) at ``path`` (at most ``limit`` runs) written to ``out``."""
+    """Every sample of the log(s) at ``path`` (at most ``limit`` runs) written to ``out``, and
+    one error run per sample an unfinished eval never ran (:func:`not_run_records`)."""
     check_limit(limit)
     records: list[dict[str, Any]] = []
     first: dict[str, str] = {}
     samples = 0
+    notes: list[str] = []
     for file in log_files(path):
         log = _read_log(file)
-        if log.samples is None:
+        if log.samples is None and not not_run_records(log, file.name):
             raise InputError(
                 "no_samples", "the log holds no samples (header only)", where=Location(str(file))
             )
-        samples += len(log.samples)
-        for sample in log.samples:
+        logged = [sample_record(log, s, file.name) for s in log.samples or []]
+        missing = not_run_records(log, file.name)
+        samples += len(logged) + len(missing)
+        if missing:
+            notes.append(
+                f"{file.name}: the eval ended with status {log.status}; {len(missing)} of its "
+                f"{len(logged) + len(missing)} sample-epochs were never run and are imported as "
+                "error runs (metadata.not_run)"
+            )
+        for rec in [*logged, *missing]:
             if limit is not None and len(records) >= limit:
                 break
-            rec = sample_record(log, sample, file.name)
             if rec["run_id"] in first:
+                meta = rec["metadata"]
                 raise InputError(
                     "duplicate_run_id",
-                    f"run {rec['run_id']!r} (eval {log.eval.eval_id}, sample {sample.id!r}, "
-                    f"epoch {sample.epoch}) is also in {first[rec['run_id']]}: the same eval "
-                    "logged twice; keep one copy",
+                    f"run {rec['run_id']!r} (eval {log.eval.eval_id}, sample "
+                    f"{meta['sample_id']!r}, epoch {meta['epoch']}) is also in "
+                    f"{first[rec['run_id']]}: the same eval logged twice; keep one copy",
                     where=Location(str(file), column="eval_id"),
                 )
             first[rec["run_id"]] = file.name
             records.append(rec)
-    return write_runs(records, out, str(path), "inspect_ai", samples)
+    return write_runs(records, out, str(path), "inspect_ai", samples, notes)

@@ -141,3 +141,54 @@ def test_not_a_log_exits_2(tmp_path: Path) -> None:
     )
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_an_eval_that_errored_as_a_whole_counts_the_samples_it_never_ran(
+    tmp_path: Path,
+) -> None:
+    """inspect_ai stops an eval at its first sample error (fail_on_error by default): the
+    samples it had not run are absent from the log. Four samples x two epochs, one sample at a
+    time, sample "b" raises: the log holds a (ok), b (error) and c (cancelled with it); the 5
+    sample-epochs never run are imported as error runs naming the eval's fate, never dropped
+    (the defect: 3 runs written, nothing said of the other 5)."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import includes
+    from inspect_ai.solver import solver
+
+    @solver
+    def explode_on_b():  # type: ignore[no-untyped-def]
+        async def solve(state, generate):  # type: ignore[no-untyped-def]
+            if state.sample_id == "b":
+                raise RuntimeError("solver exploded")
+            return await generate(state)
+
+        return solve
+
+    task = Task(
+        name="whole_error",
+        dataset=[Sample(input="q", id=k) for k in "abcd"],
+        solver=[explode_on_b()],
+        scorer=includes(),
+        epochs=2,
+    )
+    outputs = [ModelOutput.from_content("mockllm/model", "an answer")] * 8
+    log = write_mock_log(task, outputs, tmp_path / "logs", max_samples=1)
+    header = read_eval_log(str(log))
+    assert header.status == "error"
+    logged = {(s.id, s.epoch) for s in header.samples or []}
+    assert len(logged) < 8
+    out = tmp_path / "runs.jsonl"
+    r = CliRunner().invoke(cli, ["import", "inspect-ai", str(log), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "never run" in r.output
+    runs = {(x.task_id, x.metadata["epoch"]): x for x in read_runs(out).runs}
+    assert set(runs) == {(k, e) for k in "abcd" for e in (1, 2)}  # every sample-epoch
+    never = [x for key, x in runs.items() if key not in logged]
+    assert len(never) == 8 - len(logged)
+    assert all(x.status == "error" and x.metadata["not_run"] for x in never)
+    assert all("solver exploded" in (x.error or "") for x in never)
+    assert runs[("b", 1)].status == "error" and "not_run" not in runs[("b", 1)].metadata
+    assert runs[("a", 1)].status == "ok"
