@@ -23,9 +23,10 @@ import pandas as pd
 
 from kit.report.audit_text import (
     estimate_ci,
+    gold_leads,
     gold_lines,
-    headline_wrong_paper,
     interval_caveat,
+    judged_headline,
     metric_definition,
     metric_name,
     verdict_sentences,
@@ -79,7 +80,7 @@ def _ci(row: Mapping[str, Any]) -> str:
 
 
 def _headline(summary: Mapping[str, Any]) -> str:
-    key = headline_wrong_paper(summary["headline"])
+    key = judged_headline(summary)
     rows = []
     for m in summary["headline"]:
         extra = ""
@@ -117,6 +118,9 @@ def _headline(summary: Mapping[str, Any]) -> str:
         )
         + "</p>"
         if key is not None
+        else "<p class=meta>These numbers are relative to the instruments that judged them: "
+        "the headline is the gold-anchored rate above, which labels people gave anchor.</p>"
+        if gold_leads(summary)
         else ""
     )
     return (

@@ -96,6 +96,24 @@ def headline_wrong_paper(headline: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
+def judged_headline(summary: Mapping[str, Any]) -> str | None:
+    """The metric of the judge-relative headline table to mark as the headline: none when gold
+    labels anchored a citation rate (the anchored rate leads the report, so the table is the
+    instruments' evidence beside it), else :func:`headline_wrong_paper`."""
+    block = summary.get("gold_anchored") or {}
+    if any(str(r.get("metric", "")).startswith("wrong_paper") or r.get("metric") ==
+           "unsupported_rate" for r in block.get("rates") or []):  # fmt: skip
+        return None
+    return headline_wrong_paper(summary.get("headline") or [])
+
+
+def gold_leads(summary: Mapping[str, Any]) -> bool:
+    """True when a gold-anchored rate is the report's headline (:func:`judged_headline`)."""
+    return bool((summary.get("gold_anchored") or {}).get("rates")) and (
+        judged_headline(summary) is None
+    )
+
+
 def _f(x: object, digits: int = 3) -> str:
     if x is None:
         return "—"
@@ -192,6 +210,8 @@ def verdict_sentences(summary: Mapping[str, Any], synthetic_board: bool = False)
             if key == "wrong_paper_corrected"
             else "verifier 'no', uncorrected"
         )
+        if gold_leads(summary):
+            how += "; the verifier's judgement: the gold-anchored rate is the headline"
         upper = h.get("wrong_paper_upper")
         extra = (
             f"; at most {estimate_ci(upper, True)} counting 'partial'"
@@ -346,8 +366,13 @@ def audit_lines(
     ]
     for row in (conf.get("guarantee") or {}).get("per_type") or []:
         lines.append(f"  {row['statement']}")
-    lines.append("headline numbers (95% CI; k / n):")
-    key = headline_wrong_paper(summary.get("headline") or [])
+    if gold_leads(summary):
+        lines.append(
+            "judge-relative numbers (95% CI; k / n; the headline is the gold-anchored rate above):"
+        )
+    else:
+        lines.append("headline numbers (95% CI; k / n):")
+    key = judged_headline(summary)
     rows = [m for m in summary.get("headline") or []]
     width = max((len(metric_name(m["metric"])) for m in rows), default=0)
     for m in rows:

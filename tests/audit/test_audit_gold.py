@@ -87,6 +87,12 @@ def test_gold_anchored_rates_lead_the_report(
     page = (out / "report.html").read_text()
     assert 0 < page.index("<h2>Gold-anchored rates</h2>") < page.index("<div id=verdict")
     assert "anchored on 20 gold of" in page and "id=whose-judgement" not in page
+    # one headline: the judge-relative table marks none of its rows (issue 56: it marked the
+    # verifier's corrected rate "<- headline" under the anchored rate)
+    assert "<- headline" not in r.output
+    assert "judge-relative numbers (95% CI; k / n; the headline is the gold-anchored" in r.output
+    assert "<span class=tag>headline</span>" not in page and "class=headline " not in page
+    assert "the headline is the gold-anchored rate above" in page
 
 
 def test_solve_rate_per_system(audited: AuditRun, planted_dir: Path, tmp_path: Path) -> None:
