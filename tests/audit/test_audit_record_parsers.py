@@ -446,3 +446,17 @@ def test_a_bare_pmc_number_reads_as_the_pmc_id_its_record_names() -> None:
     text = f"PMCID: {D[1]}\nTitle: {D[3]}\nAbstract: {D[4]}\n\nSee also: {B[3]}\n"
     read = agent_read(_run(text, {"id": D[1][3:]}), Citation("PMCID", D[1]))
     assert read is not None and read.text == text.strip()  # the whole response: asked for it
+
+
+def test_a_read_over_several_calls_names_each_format_in_call_order() -> None:
+    calls = [
+        {"tool": "efetch", "arguments": {"q": "x"}, "response_text": t}
+        for t in (MEDLINE, PUBMED_XML, MEDLINE)
+    ]
+    run = run_v2_from_dict(
+        {"format_version": 2, "run_id": "r", "task_id": "t", "model": "m", "answer": "A claim.",
+         "tool_calls": calls}
+    )  # fmt: skip
+    read = agent_read(run, Citation("PMID", A[0]))
+    assert read is not None and read.calls == (0, 1, 2)
+    assert read.record_format == "medline+pubmed-xml"
