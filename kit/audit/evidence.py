@@ -8,11 +8,15 @@ order (declared rule):
   ``{"id": "doi:..."}``, E-utilities ``{"db": "pubmed", "id": "21645374"}`` -- any spelling
   :func:`kit.corpus.identifiers.canonical` reads; an argument named after a scheme, or an
   ``id`` / ``ids`` argument beside ``db``, read in that scheme; comma-separated lists read item
-  by item) contributes its whole response (:func:`kit.audit.records.whole_record`): the agent
-  asked for that paper, whatever records the response prints;
+  by item; a bare number under ``id`` / ``ids`` with no ``db``, ``{"id": 12345}``, is the PMID
+  -- or the PMC id -- that exactly one record of its response names, in its identifiers or as a
+  whole token of its text) contributes its whole response
+  (:func:`kit.audit.records.whole_record`): the agent asked for that paper, whatever records the
+  response prints;
 * else the response is cut into the records it lists (:func:`kit.audit.records.split_records`:
-  JSON records, one paper, repeated id fields, headings / numbered / bulleted entries,
-  identifier-led lines, other repeated fields, paragraphs); every record whose own
+  a parser per record format -- E-utilities XML, JSON, MEDLINE, PubMed's abstract text --, else
+  key-value blocks, one paper, headings / numbered / bulleted entries, identifier-led lines,
+  paragraphs); every record whose own
   identifiers (:attr:`kit.audit.records.Record.keys`: its id fields and header lines, not a
   mention in its prose) name the identifier contributes its whole text -- so a PMID, the PMCID
   and the DOI of one record read the same passage, wherever in the record they stand; a call
@@ -22,7 +26,10 @@ order (declared rule):
   is read but gives nothing to verify against: when every record the agent read about the
   identifier is such, the read is kept with an empty text and L2 reports ``no_passage`` rather
   than scoring the claim against a title;
-* an identifier outside every scheme (``OTHER``) counts when its text occurs literally.
+* an identifier outside every scheme (``OTHER``) counts when its text occurs literally;
+* the read names the record format(s) of the records it took
+  (:attr:`kit.grade.citation_audit.AgentRead.record_format`: each record's
+  :attr:`~kit.audit.records.Record.format`, distinct ones joined with ``+`` in call order).
 
 A response kept only as ``response_ref`` (a pointer into a response store) cannot be read: this
 kit has no response-store reader yet, so such calls are counted (:func:`unread_refs`) and the
@@ -98,6 +105,49 @@ def argument_keys(arguments: Mapping[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
+def bare_numbers(arguments: Mapping[str, Any]) -> list[str]:
+    """The bare numbers (``12345``, ``"12345"``) of a call's ``id`` / ``ids`` arguments when no
+    ``db`` argument names their scheme: a PMID or a PMC number, the response tells which."""
+    lower = {str(k).lower(): v for k, v in arguments.items()}
+    if str(lower.get("db", "")).lower() in _DB_SCHEME:
+        return []
+    out: list[str] = []
+    for name, value in lower.items():
+        if name in _ID_ARGS:
+            out += [t for text in _strings(value) for t in _ITEMS.split(text) if t.isdigit()]
+    return [str(int(t)) for t in out if int(t) > 0]
+
+
+def _named_number(number: str, records: Sequence[Record]) -> tuple[str, str] | None:
+    """The key a bare ``number`` stands for (module rule): the PMID ``number`` or the PMC id
+    ``PMC<number>`` when exactly one record names it -- in its own identifiers, else as a
+    whole token of its text (``{"id": 12345, "title": ...}``)."""
+    keyed = [r for r in records if {("PMID", number), ("PMCID", f"PMC{number}")} & r.keys]
+    token = re.compile(rf"(?<![\w.]){number}(?![\w.])")
+    named = keyed or [r for r in records if token.search(r.text)]
+    if len(named) != 1:
+        return None
+    return (
+        ("PMCID", f"PMC{number}")
+        if ("PMCID", f"PMC{number}") in named[0].keys
+        else (
+            "PMID",
+            number,
+        )
+    )
+
+
+def asked_keys(arguments: Mapping[str, Any], text: str) -> set[tuple[str, str]]:
+    """:func:`argument_keys`, plus each bare number (:func:`bare_numbers`) read as the PMID or
+    PMC id that one record of the response ``text`` names (:func:`_named_number`)."""
+    out = argument_keys(arguments)
+    numbers = bare_numbers(arguments)
+    if numbers:
+        recs = _records(text)
+        out |= {k for k in (_named_number(n, recs) for n in numbers) if k is not None}
+    return out
+
+
 @lru_cache(maxsize=128)
 def _records(text: str) -> tuple[Record, ...]:
     return tuple(split_records(text))
@@ -127,7 +177,7 @@ def _call_records(call: ToolCall, citation: Citation) -> list[Record]:
     call asked for this paper alone, else the records naming it, else the whole response when
     the call asked for it among others."""
     text = str(call.response_text)
-    asked = argument_keys(call.arguments) if citation.id_type in SCHEMES else set()
+    asked = asked_keys(call.arguments, text) if citation.id_type in SCHEMES else set()
     if _key(citation) in asked and one_paper(asked):
         return [whole_record(text)]
     recs = response_records(text, citation)
@@ -139,20 +189,29 @@ def agent_read(run: AgentRun, citation: Citation) -> AgentRead | None:
     read nothing about it; an empty ``text`` when it read only records without a passage."""
     parts: list[str] = []
     calls: list[int] = []
+    formats: list[str] = []
     bare: list[int] = []  # calls whose records about the citation hold no passage
+    bare_formats: list[str] = []
     for i, call in enumerate(run.tool_calls):
         if not _readable(call):
             continue
         recs = _call_records(call, citation)
-        with_text = [r.text for r in recs if r.passage]
+        with_text = [r for r in recs if r.passage]
         if with_text:
-            parts.append("\n\n".join(with_text))
+            parts.append("\n\n".join(r.text for r in with_text))
             calls.append(i)
+            formats.extend(r.format for r in with_text)
         elif recs:
             bare.append(i)
+            bare_formats.extend(r.format for r in recs)
     if parts:
-        return AgentRead("\n\n".join(parts), tuple(calls))
-    return AgentRead("", tuple(bare)) if bare else None
+        return AgentRead("\n\n".join(parts), tuple(calls), _joined(formats))
+    return AgentRead("", tuple(bare), _joined(bare_formats)) if bare else None
+
+
+def _joined(formats: list[str]) -> str:
+    """Distinct record formats in call order, joined with ``+`` (``pubmed-abstract+json``)."""
+    return "+".join(dict.fromkeys(formats))
 
 
 def agent_read_rows(

@@ -262,7 +262,10 @@ def flagged_passages(cites: pd.DataFrame, chain: Any, runs: Sequence[AgentRun]) 
         cit = next(c for c in run.cited if c.label == r.citation)
         read = agent_read(run, cit)
         if read is not None:
-            out[str(r.value)] = f"[read by the agent, tool call(s) {r.evidence_calls}] {read.text}"
+            fmt = f", read as {read.record_format}" if read.record_format else ""
+            out[str(r.value)] = (
+                f"[read by the agent, tool call(s) {r.evidence_calls}{fmt}] {read.text}"
+            )
     rows = flagged[["id_type", "value"]].drop_duplicates()
     for t, v in sorted(rows.itertuples(index=False, name=None)):
         if v in out:

@@ -1,7 +1,7 @@
 """The field vocabulary of tool records and the words of a passage (pure).
 
-Shared by :mod:`kit.audit.records` (text responses) and :mod:`kit.audit.records_json` (JSON
-responses):
+Shared by :mod:`kit.audit.record_formats` (text responses) and :mod:`kit.audit.records_json`
+(JSON responses):
 
 * **Text fields** (:func:`is_text_field`): the fields whose values are a paper's passage -- a
   name whose first or last word (plural or not) is one of :data:`TEXT_WORDS`: ``abstract``,

@@ -27,6 +27,7 @@ CITATION_COLUMNS = [
     "corpus",
     "evidence",
     "evidence_calls",
+    "record_format",
     "tool_score",
     "corpus_score",
     "support_score",

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -245,10 +245,15 @@ EVIDENCE_RULE = (
 class AgentRead:
     """The text an agent read that concerns one cited identifier (from its tool responses) and
     the 0-based indices of the tool calls it came from. An empty ``text``: the agent read
-    records naming the identifier, none with a passage (a title only) -- nothing to score."""
+    records naming the identifier, none with a passage (a title only) -- nothing to score.
+    ``record_format``: the record format(s) the text was read in (``pubmed-abstract``,
+    ``key-value``, ...: :mod:`kit.audit.record_formats`), several distinct ones joined with
+    ``+`` in call order; '' when unknown. It says how the text was read, not what was read:
+    two reads compare equal by text and calls."""
 
     text: str
     calls: tuple[int, ...]
+    record_format: str = field(default="", compare=False)
 
 
 def score_support(
@@ -258,7 +263,8 @@ def score_support(
     rule: SupportRule,
     agent_read: Sequence[AgentRead | None] | None = None,
 ) -> pd.DataFrame:
-    """L2 on rows that already carry ``l1``: add evidence, evidence_calls, tool_score,
+    """L2 on rows that already carry ``l1``: add evidence, evidence_calls, record_format (the
+    format(s) of the tool records read, '' when the evidence is no tool response), tool_score,
     corpus_score, support_score and l2 (the one L2 path of the kit; :data:`EVIDENCE_RULE`).
 
     ``corpus_score``: the claim against the corpus passage (found citations whose passage
@@ -320,6 +326,12 @@ def score_support(
     )
     out["evidence_calls"] = [
         ";".join(str(c) for c in r.calls)
+        if r is not None and (has_tool[i] or (bare[i] and not has_corpus[i]))
+        else ""
+        for i, r in enumerate(read)
+    ]
+    out["record_format"] = [
+        r.record_format
         if r is not None and (has_tool[i] or (bare[i] and not has_corpus[i]))
         else ""
         for i, r in enumerate(read)

@@ -255,11 +255,12 @@ def test_no_passage_is_a_status_never_a_score_against_a_title() -> None:
             "l1": ["unchecked", "found", "found", "notfound"],
         }
     )
-    read = [AgentRead("", (0,)), AgentRead("", (1,)), None, AgentRead("", (0,))]
+    read = [AgentRead("", (0,), "medline"), AgentRead("", (1,), "json"), None, AgentRead("", (0,))]
     scorer = _Fixed()
     out = score_support(rows, scorer, lambda _t, v: {"2": "corpus text"}.get(v), RULE, read)
     assert list(out["evidence"]) == ["no_passage", "corpus", "none", "none"]
     assert list(out["evidence_calls"]) == ["0", "", "", ""]
+    assert list(out["record_format"]) == ["medline", "", "", ""]  # only where a read decided
     assert scorer.passages == ["corpus text"]  # no title, no empty text was ever scored
     assert out["support_score"].isna().tolist() == [True, False, True, True]
     flagged = flag_citations(out, tau=0.5)
@@ -322,6 +323,10 @@ def test_audit_scores_a_records_identifiers_alike_and_reports_no_passage(
     assert pmid["claim"] == doi["claim"]  # one sentence cites both
     assert pmid["tool_score"] == pytest.approx(doi["tool_score"], abs=1e-6)
     assert doi["evidence_calls"] == pmid["evidence_calls"] == "0"
+    assert doi["record_format"] == pmid["record_format"] == "key-value"  # how it was read
+    assert cites.loc["PMID:9488747", "record_format"] is pd.NA or pd.isna(
+        cites.loc["PMID:9488747", "record_format"]
+    )  # the corpus decided: no tool record format
     # a title-only record: the corpus passage decides where there is one ...
     assert cites.loc["PMID:9488747", "evidence"] == "corpus"
     # ... else the citation is no_passage, unscored, flagged for review
