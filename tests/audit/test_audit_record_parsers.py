@@ -460,3 +460,21 @@ def test_a_read_over_several_calls_names_each_format_in_call_order() -> None:
     read = agent_read(run, Citation("PMID", A[0]))
     assert read is not None and read.calls == (0, 1, 2)
     assert read.record_format == "medline+pubmed-xml"
+
+
+def test_a_markdown_byline_is_no_passage() -> None:
+    """A markdown result list's italic byline (authors, journal, year, then the ids as links)
+    is metadata: a record with a heading and a byline only has no passage; one with an abstract
+    paragraph under it has (SYNTHETIC records)."""
+    from kit.audit.records import split_records
+
+    text = (
+        "### 1. Does X help?\n*Smith J, Lee K. J Synth Med, 2011.* PMID: "
+        "[31111111](https://pubmed.ncbi.nlm.nih.gov/31111111/) · DOI: [10.5555/31111111](https://doi.org/10.5555/31111111)\n\n"
+        "### 2. Does Y help?\n*Chen M, Kim K. J Synth Med, 2012.* PMID: "
+        "[32222222](https://pubmed.ncbi.nlm.nih.gov/32222222/) · DOI: 10.5555/32222222\n\n"
+        "We asked whether Y helps adults and found that it did in a randomised trial.\n"
+    )
+    recs = {min(v for s, v in r.keys if s == "PMID"): r for r in split_records(text)}
+    assert (recs["31111111"].passage, recs["32222222"].passage) == (False, True)
+    assert {r.format for r in recs.values()} == {"markdown"}

@@ -7,7 +7,9 @@ snippet, summary, MEDLINE ``AB``, structured-abstract sections ...) or in lines 
 never in metadata or other fields (title, authors, ``journalTitle``, MEDLINE ``TI`` and its
 wrapped lines), nor in an author list's or address's lines, nor in the title of a record cut
 at a heading / numbered / bulleted / identifier-led line (its first sentence, or the whole
-line when it is a citation: journal, year;volume:pages). PubMed's abstract format opens with a
+line when it is a citation: journal, year;volume:pages), nor in such a record's byline: a line
+wholly in emphasis but for identifiers, their labels and links (``*Smith J, Lee K. J Med, 2011.* PMID: [1](...)``,
+the authors and journal of a markdown result list). PubMed's abstract format opens with a
 citation line: that line, the title paragraph after it and an author-list paragraph are no
 passage (:mod:`kit.audit.record_formats.pubmed_text` reads that format whole).
 """
@@ -29,6 +31,9 @@ CITATION = re.compile(
 )
 _AFFIX = re.compile(r"\(\d+(?:,\s*\d+)*\)")
 _AUTHOR = re.compile(r"^[^\W\d_][\w'’.-]*(?:\s+[^\W\d_][\w'’.-]*){0,3}\s+[A-Z]{1,4}$")
+_BYLINE = re.compile(r"^\s*(\*{1,2}|_{1,2})(?=\S)[^*_\n]+?(?<=\S)\1(?!\w)(.*)$")
+_LINK = re.compile(r"\[[^\]\n]*\]\([^)\s]*\)|<?https?://\S+")
+_ID_LABEL = re.compile(r"\b(?:PMIDs?|PMCIDs?|DOIs?|PubMed|PMC|arXiv|NCT|URL|Link)\b:?", re.I)
 _SENTENCE_END = re.compile(r"(?<=[\w)\]])[.?!]\s+(?=\S)")
 
 
@@ -100,10 +105,18 @@ def _passage_lines(lines: list[str]) -> list[str]:
     return out
 
 
+def _byline(line: str) -> bool:
+    """A line wholly in emphasis but for identifiers and links (module doc)."""
+    m = _BYLINE.match(line)
+    return m is not None and count_words(_ID_LABEL.sub(" ", _LINK.sub(" ", m.group(2)))) == 0
+
+
 def has_passage(lines: list[str], title_line: bool = False) -> bool:
     """True when the record ``lines`` hold at least :data:`MIN_PASSAGE_WORDS` words of passage
     (module doc). ``title_line``: the record was cut at a heading / numbered / bulleted /
     identifier-led line, whose first sentence is its title."""
     kept = [ln for ln in lines if not SEPARATOR.match(ln)]
+    if title_line:
+        kept = [ln for ln in kept if not _byline(ln)]
     body = _passage_lines(_drop_title(kept, title_line))
     return count_words("\n".join(body)) >= MIN_PASSAGE_WORDS
