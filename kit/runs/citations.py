@@ -115,6 +115,7 @@ _UNIT_AFTER = re.compile(
     r"subjects|cases)(?![\w]))"
 )
 _WORD_BEFORE = re.compile(r"(?:\b(?:range|ranges|interval|intervals|between|CI|IQR)|=)\s*$", re.I)
+_NEXT_SENTENCE = re.compile(r"\s+(?=[\"'(\[]?[A-Z0-9])")
 _CITATION_POSITION = re.compile(r"\s*(?:$|[.,;:!?]|\[|\()")
 _EMPHASIS = "*_~`"
 
@@ -384,8 +385,8 @@ def parse_answer(text: str, references: Collection[str] | None = None) -> list[C
     :func:`find_citations`."""
     if not isinstance(text, str) or not text.strip():
         return []
-    spans = sentence_spans(text)
     cites = find_citations(text, references)  # sorted by start, non-overlapping
+    spans = _split_after_footnotes(text, sentence_spans(text), cites)
     span_starts = [a for a, _ in spans]
     cite_starts = [c.start for c in cites]
 
@@ -408,6 +409,34 @@ def parse_answer(text: str, references: Collection[str] | None = None) -> list[C
             continue  # a sentence that was only markers, all given to the previous sentence
         claims.append(Claim(i, a, b, body, tuple(cs)))
     return claims
+
+
+def _split_after_footnotes(
+    text: str, spans: list[tuple[int, int]], cites: list[Citation]
+) -> list[tuple[int, int]]:
+    """``spans`` also cut after footnote markers that close a sentence (``Claim one.[^1] Claim
+    two.``: the sentence splitter sees no boundary where a marker follows the period): after
+    the last of the adjacent markers following ``.``, ``!`` or ``?``, when whitespace and a
+    sentence start follow. Other styles keep the splitter's sentences."""
+    cuts: list[int] = []
+    for i, c in enumerate(cites):
+        if c.style != "footnote" or not _NEXT_SENTENCE.match(text, c.end):
+            continue
+        j = i
+        while j > 0 and cites[j - 1].end == cites[j].start:
+            j -= 1
+        if cites[j].start > 0 and text[cites[j].start - 1] in ".!?":
+            cuts.append(c.end)
+    if not cuts:
+        return spans
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        inner = cuts[bisect_right(cuts, a) : bisect_left(cuts, b)]
+        for cut in inner:
+            out.append((a, cut))
+            a = cut + len(text[cut:b]) - len(text[cut:b].lstrip())
+        out.append((a, b))
+    return out
 
 
 def _only_markers(head: str, cites: list[Citation], offset: int) -> bool:

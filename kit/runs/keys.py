@@ -35,7 +35,15 @@ MAX_COAUTHORS = 6
 _PARTICLE = r"(?i:van|von|der|den|de|del|della|dei|di|da|dos|das|du|la|le|ter|ten|al|el|bin)"
 # a capitalised surname (Latin letters with accents), hyphens and apostrophes inside
 _UPPER = "A-ZÀ-ÖØ-ÞĀ-ž"
-_NAME = rf"(?:{_PARTICLE}\s+){{0,3}}[{_UPPER}][\w'’-]{{0,40}}"
+NAME = rf"(?:{_PARTICLE}\s+){{0,3}}[{_UPPER}][\w'’-]{{0,40}}"
+"""A surname (regex text): up to three particles (``van der``), a capital, letters, ``-``
+``'``."""
+DOC_KEY = r"[A-Za-z][A-Za-z'-]{0,40}(?:19|20)\d{2}[A-Za-z0-9]{0,40}"
+"""A PaperQA2 document name (regex text): letters, a year, letters or digits
+(``Qian2011Neural``, ``Lee2019a``)."""
+PAGES = r"\d{1,5}(?:\s*[-–—]\s*\d{1,5})?"
+"""A page or page range (regex text): ``1-2``, ``15``."""
+_NAME = NAME
 _ET_AL = r"\s+et\s+al\.?"
 # the authors of one citation: "Smith", "Smith et al.", "Smith & Lee", "Smith, Lee and Wu"
 _AUTHORS = (
@@ -52,11 +60,8 @@ _YEAR_ONE = re.compile(r"(19|20)(\d{2})([a-z]?)")
 _NARRATIVE = re.compile(
     rf"(?<![\w'’.-]){_AUTHORS}\s*(?P<paren>\(\s*(?P<years>{_YEAR}(?:\s*[,;]\s*{_YEAR})*)\s*\))"
 )
-_DOC_PIECE = re.compile(
-    r"^(?P<doc>[A-Za-z][A-Za-z'-]{0,40}(?:19|20)\d{2}[A-Za-z0-9]{0,40})"
-    r"(?:\s+pages?\s+(?P<pages>\d{1,5}(?:\s*[-–—]\s*\d{1,5})?))?$"
-)
-_PAGES_ONLY = re.compile(r"^(?:pages?\s+)?(\d{1,5}(?:\s*[-–—]\s*\d{1,5})?)$")
+_DOC_PIECE = re.compile(rf"^(?P<doc>{DOC_KEY})(?:\s+pages?\s+(?P<pages>{PAGES}))?$")
+_PAGES_ONLY = re.compile(rf"^(?:pages?\s+)?({PAGES})$")
 _FOOTNOTE = re.compile(r"^\^([A-Za-z0-9_.-]{1,40})$")
 _COMMA = re.compile(r"\s*,")
 _DASH = re.compile(r"\s*[-–—]\s*")

@@ -15,6 +15,7 @@ from typing import Any
 from kit.core.errors import InputError, Location
 from kit.runs.citations import identifier_ref
 from kit.runs.extract import (
+    Index,
     claims_from_answer,
     marker_citation,
     reference_index,
@@ -54,7 +55,7 @@ def _schema_check(obj: Any, source: str, line: int) -> None:
 
 
 def _explicit_claims(
-    obj: dict[str, Any], index: dict[str, Citation | None], source: str, line: int
+    obj: dict[str, Any], index: Index, source: str, line: int
 ) -> tuple[tuple[RunClaim, ...], tuple[Citation, ...]]:
     out = []
     named: dict[str, Citation] = {}
@@ -63,15 +64,17 @@ def _explicit_claims(
         for j, name in enumerate(c["cites"]):
             key = name.lower() if " " in name and name[:1].isalpha() else name
             ident = identifier_ref(name)
-            cit = index.get(key)
-            if cit is None and ident:
+            targets = index.get(key, ())
+            cit = targets[0] if len(targets) == 1 else None
+            if not targets and ident:
                 cit = marker_citation(ident[0], ident[1], index)
             if cit is None:
+                what = "several citations" if len(targets) > 1 else "no citation key or id"
                 _fail(
                     source,
                     line,
                     f"claims[{i}].cites[{j}]",
-                    f"{name!r} names no citation key or id of this run",
+                    f"{name!r} names {what} of this run",
                     "unknown_citation",
                 )
             assert cit is not None
