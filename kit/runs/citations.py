@@ -74,6 +74,7 @@ from kit.runs.keys import (
     doc_key_refs,
     footnote_ref,
     has_author_year,
+    has_contexts,
     has_footnotes,
     narrative_markers,
 )
@@ -321,6 +322,7 @@ def find_citations(
         for a, b, keys in narrative_markers(text, refset):
             if free(a, b):
                 add(a, b, keys, "author-year")
+    contexts = refset is not None and has_contexts(refset)
     for m in _PAREN.finditer(text):
         if not free(m.start(), m.end()):
             continue
@@ -329,7 +331,7 @@ def find_citations(
             add(m.start(), m.end(), *parsed)
         elif refset and (keys := author_year_refs(m.group(1), refset)):
             add(m.start(), m.end(), keys, "author-year")
-        elif refset and (keys := doc_key_refs(m.group(1), refset)):
+        elif refset and (keys := doc_key_refs(m.group(1), refset, contexts)):
             add(m.start(), m.end(), keys, "doc-key")
     groups: list[tuple[int, int, list[str], str]] = []
     for a, b, ident in find_identifiers(text, urls=urls):  # every other identifier, in prose too

@@ -126,11 +126,30 @@ def entry_keys(text: str) -> tuple[list[str], str | None]:
     return keys, doc
 
 
+def _section_entries(section: str) -> list[tuple[list[str], str]]:
+    """(number keys, text) of the entries of a reference section: ``[1] ...``, ``1. ...``,
+    ``1) ...``, ``- ...`` lines, a line that starts no entry continuing the one before; a
+    section where no line opens such an entry (APA lists are plain lines) has one entry per
+    non-blank line."""
+    lines = section.splitlines()
+    entries: list[tuple[list[str], str]] = []
+    for line in lines:
+        if m := _ENTRY.match(line):
+            number = m.group(1) or m.group(2)
+            entries.append(([str(int(number))] if number else [], m.group(3)))
+        elif line.strip() and entries:
+            entries[-1] = (entries[-1][0], f"{entries[-1][1]} {line.strip()}")
+    if not entries:
+        entries = [([], line.strip()) for line in lines if line.strip()]
+    return entries
+
+
 def split_reference_section(answer: str) -> tuple[str, list[Reference]]:
     """(answer without its reference section and footnote definitions, their entries). The
     section starts at the last heading line ``References`` / ``Sources`` / ``Bibliography``
     (markdown ``#`` or ``**`` allowed); entries are ``[1] ...``, ``1. ...``, ``1) ...`` or
-    ``- ...`` lines, a line that starts no entry continuing the one before. Footnote
+    ``- ...`` lines, a line that starts no entry continuing the one before (plain lines when
+    none does: :func:`_section_entries`). Footnote
     definitions ``[^1]: ...`` anywhere are entries too (key ``^1``), never claims. Each entry's
     keys: :func:`entry_keys`; its identifier: the first that :func:`identifiers_in` reads."""
     answer, notes = _footnotes(answer)
@@ -140,14 +159,7 @@ def split_reference_section(answer: str) -> tuple[str, list[Reference]]:
     if heads:
         head = heads[-1]
         body = answer[: head.start()].rstrip()
-        section: list[tuple[list[str], str]] = []
-        for line in answer[head.end() :].splitlines():
-            if m := _ENTRY.match(line):
-                number = m.group(1) or m.group(2)
-                section.append(([str(int(number))] if number else [], m.group(3)))
-            elif line.strip() and section:
-                section[-1] = (section[-1][0], f"{section[-1][1]} {line.strip()}")
-        raw = section + raw
+        raw = _section_entries(answer[head.end() :]) + raw
     refs = []
     for keys, text in raw:
         more, doc = entry_keys(text)

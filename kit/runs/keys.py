@@ -152,22 +152,35 @@ def narrative_markers(
     return out
 
 
-def doc_key_refs(content: str, references: Collection[str]) -> tuple[str, ...] | None:
+def doc_key_refs(
+    content: str, references: Collection[str], contexts: bool = False
+) -> tuple[str, ...] | None:
     """Refs of a PaperQA2 marker (the text inside the parentheses): every piece a document key
-    with or without pages (a bare page range after a key adds pages of that key), at least one
-    key listed; else None."""
+    with or without pages (a bare page range after a key adds pages of that key), and at least
+    one key listed -- or, when the list holds PaperQA2 contexts (``contexts``: keys with
+    pages, :func:`has_contexts`), every piece with pages (``(Wu2018Tea pages 1-2)`` in a
+    PaperQA2 answer is a citation of a document it does not list: unresolved); else None."""
     refs: list[str] = []
     last: str | None = None
+    paged = True
     for raw in _SPLIT.split(content.strip()):
         piece = raw.strip()
         if m := _DOC_PIECE.match(piece):
             last = m.group("doc")
             refs.append(doc_ref(last, m.group("pages")))
+            paged = paged and bool(m.group("pages"))
         elif last is not None and (p := _PAGES_ONLY.match(piece)):
             refs.append(doc_ref(last, p.group(1)))
         else:
             return None
-    return tuple(dict.fromkeys(refs)) if _listed(refs, references) else None
+    if _listed(refs, references) or (contexts and paged and refs):
+        return tuple(dict.fromkeys(refs))
+    return None
+
+
+def has_contexts(references: Collection[str]) -> bool:
+    """True when ``references`` holds a PaperQA2 context key (``qian2011neural pages 1-2``)."""
+    return any(" pages " in k for k in references)
 
 
 def footnote_ref(content: str, defined: bool) -> str | None:

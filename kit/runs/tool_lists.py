@@ -21,7 +21,7 @@ Only an unambiguous reading links: one response with a list, or several whose li
 (every number two lists share names the same identifier). Printed numbers are the markers'
 numbers; a JSON list is numbered from 1, or from 0 when some marker of the answer is ``[0]``. A
 ``[0]`` marker against a list printed from 1, or lists that disagree, link nothing: the
-markers stay unresolved, never guessed.
+markers are kept on their claims as unresolved, never guessed.
 """
 
 from __future__ import annotations
@@ -107,26 +107,28 @@ def read_list(text: str) -> ToolList | None:
 
 
 def list_index(lists: Sequence[ToolList], zero_based: bool) -> Index:
-    """Marker number -> the entry's citation over ``lists`` (module doc); empty when the lists
-    disagree or a ``[0]`` marker (``zero_based``) meets a list printed from 1."""
+    """Marker number -> the entry's citation over ``lists`` (module doc). When the lists
+    disagree or a ``[0]`` marker (``zero_based``) meets a list printed from 1, every number
+    names nothing (``()``): the markers are read as citations of the tools' lists and stay
+    unresolved."""
     merged: dict[int, Citation | None] = {}
+    clear = False
     for got in lists:
         if got.first is None:
             base = 0 if zero_based else 1
-        elif zero_based and got.first != 0:
-            return {}
         else:
             base = got.first
+            clear = clear or (zero_based and got.first != 0)
         for k, cit in enumerate(got.citations):
             if merged.setdefault(base + k, cit) != cit:
-                return {}
-    return {str(n): (cit,) for n, cit in merged.items()}
+                clear = True
+    return {str(n): (() if clear else (cit,)) for n, cit in merged.items()}
 
 
 def tool_list_index(answer: str, responses: Sequence[str]) -> Index:
     """The index of an answer's numeric markers over the lists of documents its run's tools
-    returned (``responses``: their texts); empty when no response holds a list or the reading
-    is ambiguous (module doc)."""
+    returned (``responses``: their texts); empty when no response holds a list; every number
+    naming nothing when the reading is ambiguous (module doc)."""
     lists = [got for text in responses if (got := read_list(text)) is not None]
     if not lists:
         return {}
