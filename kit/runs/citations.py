@@ -48,7 +48,8 @@ When is ``[10]`` a citation? A bracket of numbers is also how prose writes inter
 
 A bracket whose content is not entirely citation ids (``[see above]``, ``(n = 5)``) is left as
 text. Nested brackets ``[[1]]`` read the inner marker. A marker opening a sentence (``Claim.
-[2] Next``) belongs to the previous sentence. Nothing here raises on odd text: unicode, empty
+[2] Next``) belongs to the previous sentence; a footnote marker right after a sentence's period
+(``Claim.[^1] Next``) closes that sentence. Nothing here raises on odd text: unicode, empty
 answers and very long answers parse (linear-time regexes).
 """
 

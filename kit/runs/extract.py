@@ -2,9 +2,14 @@
 
 A v2 run gives its claims explicitly (``claims: [{text, cites}]``) or leaves them to be read from
 the answer. Reading uses the marker parser of :mod:`kit.runs.citations` against the run's
-reference list: the ``citations`` entries (by ``key`` and by id) and the numbered or author-year
-entries of a ``References`` / ``Sources`` section at the end of the answer. A numeric marker
-naming no entry is kept on its claim as ``unresolved`` (a fabricated reference), never dropped.
+reference list: the ``citations`` entries (by ``key`` and by id), the entries of a ``References``
+/ ``Sources`` section at the end of the answer and its footnote definitions ``[^1]: ...``
+(:func:`split_reference_section`). Each entry is found by its number, its author-year key, its
+PaperQA2 context and document, its footnote label (:func:`entry_keys`, keys of
+:mod:`kit.runs.keys`). A marker is linked to its claim by :func:`marker_targets`: one citation
+links; a marker naming no entry is kept on its claim as ``unresolved`` (a fabricated
+reference), one naming several different papers as ``ambiguous``; neither is dropped, neither is
+attached to a guessed entry.
 
 Identifiers are recognised by the corpus layer (:mod:`kit.corpus.identifiers`: one reading of
 every spelling, a PubMed link is a PMID wherever it stands) and made canonical by it.
