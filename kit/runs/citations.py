@@ -117,6 +117,7 @@ _UNIT_AFTER = re.compile(
     r"subjects|cases)(?![\w]))"
 )
 _WORD_BEFORE = re.compile(r"(?:\b(?:range|ranges|interval|intervals|between|CI|IQR)|=)\s*$", re.I)
+_SPACES = re.compile(r"\s*")
 _NEXT_SENTENCE = re.compile(r"\s+(?=[\"'(\[]?[A-Z0-9])")
 _CITATION_POSITION = re.compile(r"\s*(?:$|[.,;:!?]|\[|\()")
 _EMPHASIS = "*_~`"
@@ -377,7 +378,8 @@ def _strip_markers(text: str, offset: int, cites: list[Citation]) -> str:
     )
     kept = emptied.sub("", "".join(out))
     # "Smith et al. (2020)." -> "Smith et al.": the abbreviation's period ends the sentence
-    kept = re.sub(rf"(\bet al\.)[\s{mark}]*{mark}[\s{mark}]*\.", r"\1", kept)
+    if "et al." in kept:
+        kept = re.sub(rf"(\bet al\.)[\s{mark}]*{mark}[\s{mark}]*\.", r"\1", kept)
     joined = " ".join(kept.replace(mark, "").split())
     return re.sub(r"\s+([.,;:!?。，；：])", r"\1", joined).strip()
 
@@ -437,7 +439,7 @@ def _split_after_footnotes(
         inner = cuts[bisect_right(cuts, a) : bisect_left(cuts, b)]
         for cut in inner:
             out.append((a, cut))
-            a = cut + len(text[cut:b]) - len(text[cut:b].lstrip())
+            a = _SPACES.match(text, cut).end()  # type: ignore[union-attr]
         out.append((a, b))
     return out
 
