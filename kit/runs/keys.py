@@ -20,8 +20,9 @@ ordinary prose otherwise. Keys are lower case:
 * **footnote** ``"^1"`` / ``"^note"`` -- ``[^1]``, read when the answer defines a footnote.
 
 A parenthesis is a marker of a family when every piece reads as that family and at least one
-piece's :func:`base_key` is listed; the other pieces stay on the marker (they resolve to no
-entry: unresolved, a fabricated reference). Regexes are linear: each piece is matched inside a
+piece's :func:`base_key` is listed (or, for document keys with pages, when the list holds
+PaperQA2 contexts at all: :func:`doc_key_refs`); the other pieces stay on the marker (they
+resolve to no entry: unresolved, a fabricated reference). Regexes are linear: each piece is matched inside a
 parenthesis of at most 300 characters, and the narrative names before a year are bounded
 (:data:`MAX_COAUTHORS` commas, 40-character words).
 """
