@@ -26,6 +26,7 @@ class Claims:
     n_claims: int  # claims of runs that carry claims
     n_citing: int  # of which cite at least one identifier
     n_unresolved: int  # markers naming no reference-list entry (a fabricated reference)
+    n_ambiguous: int = 0  # markers naming several entries (RunClaim.ambiguous): none attached
 
 
 def claim_rows(runs: Sequence[AgentRun]) -> Claims:
@@ -36,4 +37,5 @@ def claim_rows(runs: Sequence[AgentRun]) -> Claims:
         len(claims),
         sum(1 for c in claims if c.cites),
         sum(len(c.unresolved) for c in claims),
+        sum(len(c.ambiguous) for c in claims),
     )

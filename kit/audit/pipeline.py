@@ -119,6 +119,7 @@ def check_citations(
         sum(c.n_claims for c in counts),
         sum(c.n_citing for c in counts),
         sum(c.n_unresolved for c in counts),
+        sum(c.n_ambiguous for c in counts),
     )
     return CitationCheck(frame, claims, rule, unread_refs(ordered))
 

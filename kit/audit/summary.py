@@ -571,6 +571,7 @@ def _counts(opts: Any, inputs: Any, check: Any, cites: pd.DataFrame) -> dict[str
         "claims": check.claims.n_claims,
         "claims_citing": check.claims.n_citing,
         "unresolved_markers": check.claims.n_unresolved,
+        "ambiguous_markers": check.claims.n_ambiguous,
         "citations": len(cites),
         "l1": {k: int((cites["l1"] == k).sum()) for k in ("found", "notfound", "transient")}
         | {"unchecked": int((cites["l1"] == "unchecked").sum())},

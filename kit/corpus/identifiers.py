@@ -36,8 +36,9 @@ a value (``*``, ``_``, backticks, ``<...>``, quotes, CJK brackets) is not part o
 
 **Identifiers in free text** (:func:`find_identifiers`: an agent's answer, a tool response, a
 page). Identifiers are printable ASCII: any other character ends one, so CJK punctuation
-(``，。；：（）「」【】``) and typographic quotes never stick to it; so do whitespace, ``"'<>``,
-backticks, ``|``, ``[]{}`` and ``*`` (markdown emphasis, table cells, autolinks ``<...>``). A
+(``，。；：（）「」【】``) and typographic quotes never stick to it; so do whitespace, ``"'<>``
+(but for a SICI item, item 6), backticks, ``|``, ``[]{}`` and ``*`` (markdown emphasis, table
+cells, autolinks ``<...>``). A
 ``(`` is part of a URL or DOI only with its matching ``)``, so ``(doi:10.1000/abc)`` and a
 markdown link ``[text](https://doi.org/...)`` end before the ``)``. Trailing ``.,;:!?`` is
 sentence punctuation, and a trailing ``_`` closes an ``_emphasis_`` that opened before the
@@ -60,7 +61,10 @@ identifier. Read, in this order (an earlier span wins an overlap):
    alone (not after a letter, digit, ``.``, ``/`` or ``-``). A bare DOI whose suffix is digits
    only needs at least :data:`MIN_BARE_NUMERIC_SUFFIX` of them: ``version 10.1234/5`` is a
    version, ``10.2307/2529310`` (JSTOR) a DOI; a labelled one (``doi:10.1234/5``) is read as
-   written. SICI-style DOIs with ``<>`` are not read from free text.
+   written. A SICI-style DOI is read whole, its ``<issue::item>`` part included
+   (``10.1002/(SICI)1097-4636(199708)36:2<192::AID-JBM8>3.0.CO;2-B``, bare, labelled or in a
+   doi.org link); no other ``<`` or ``>`` joins an identifier (an autolink ``<https://...>``
+   or an HTML tag around one is not part of it).
 
 Bare numbers are never read as PMIDs (no guessing).
 
@@ -158,11 +162,16 @@ _PREPRINT_VERSION = re.compile(r"^(10\.1101/.+?)v[0-9]+$", re.I)  # bioRxiv / me
 # Characters of a URL (printable ASCII without whitespace, quotes, <>, backtick, |, [], {}, \, ^,
 # * and parentheses); a "(" joins only with its ")", one level deep: "(20)" in a DOI link.
 _URL_CHARS = r"[A-Za-z0-9\-._~:/?#@!$&+,;=%]"
-_URL_BODY = rf"(?:{_URL_CHARS}|\({_URL_CHARS}*\))+"
+# The "<issue::item>" part of a SICI-style DOI ("10.1002/(SICI)1097-4636(199708)36:2
+# <192::AID-JBM8>3.0.CO;2-B"): "<", a short alphanumeric code, one or two ":", an item code,
+# ">". Nothing else with "<>" joins a DOI or URL, so an autolink "<https://doi.org/...>" or an
+# HTML tag ("<i>", "</b>": no ":") ends one.
+_SICI_ITEM = r"<[A-Za-z0-9]{1,12}::?[A-Za-z0-9-]{1,60}>"
+_URL_BODY = rf"(?:{_URL_CHARS}|\({_URL_CHARS}*\)|{_SICI_ITEM})+"
 # Characters of a DOI suffix (Crossref's recommended set a-z A-Z 0-9 - . _ ; : / plus + and %
-# for percent-encoding), parentheses balanced as in URLs.
+# for percent-encoding), parentheses balanced as in URLs, and a SICI item.
 _DOI_CHARS = r"[A-Za-z0-9\-._;:/+%]"
-_DOI_BODY = rf"(?:{_DOI_CHARS}|\({_DOI_CHARS}*\))+"
+_DOI_BODY = rf"(?:{_DOI_CHARS}|\({_DOI_CHARS}*\)|{_SICI_ITEM})+"
 _WORD_START = r"(?<![A-Za-z0-9])"  # "_PMID" (emphasis) starts a word; "xPMID" does not
 # Between a label and its value: quotes, spaces and markdown emphasis, at most one : = # -.
 _LABEL_SEP = r"[\s\"'*_]{0,6}(?:[:=#-][\s\"'*_]{0,6})?"

@@ -24,9 +24,14 @@ citations yields claim-citation pairs. Recognised styles:
 * markdown: emphasis, code and ``<...>`` around an identifier belong to its marker; a link
   ``[words](url)`` is one marker whose words stay in the claim (``[1]``, ``PubMed`` and other
   bare labels do not); an image ``![alt](url)`` is none;
-* author-year ``(Smith et al., 2020)``, ``(Smith and Lee 2019; Wu 2021)`` -- only with a
-  reference list that holds the key (:func:`author_year_key`), since a parenthesised name and
-  year is ordinary prose otherwise.
+* keys of a reference list (:mod:`kit.runs.keys`, whose module doc gives the rules), only with
+  a list that holds the key, since a parenthesised name and year is ordinary prose otherwise:
+  author-year, parenthetical ``(Smith et al., 2020; Lee 2019)``, ``(Smith & Lee, 2020a)``,
+  ``(Smith and Lee 2019, 2021)`` and narrative ``Smith et al. (2020) showed`` (the marker is
+  ``(2020)``: the names stay in the claim); PaperQA2 document keys ``(Qian2011Neural pages 1-2,
+  Qian2011Neural pages 15-16)``, ``(Qian2011Neural)`` (style ``doc-key``); footnotes ``[^1]``
+  (style ``footnote``, when the answer defines a footnote). ``Smith et al. [3]`` is the
+  numeric marker ``[3]``.
 
 When is ``[10]`` a citation? A bracket of numbers is also how prose writes intervals
 (``dose range [10, 20] mg``) and foreign references (``see ref [10] of the trial``). Rules:
@@ -43,7 +48,8 @@ When is ``[10]`` a citation? A bracket of numbers is also how prose writes inter
 
 A bracket whose content is not entirely citation ids (``[see above]``, ``(n = 5)``) is left as
 text. Nested brackets ``[[1]]`` read the inner marker. A marker opening a sentence (``Claim.
-[2] Next``) belongs to the previous sentence. Nothing here raises on odd text: unicode, empty
+[2] Next``) belongs to the previous sentence; a footnote marker right after a sentence's period
+(``Claim.[^1] Next``) closes that sentence. Nothing here raises on odd text: unicode, empty
 answers and very long answers parse (linear-time regexes).
 """
 
@@ -62,6 +68,16 @@ from kit.corpus.identifiers import (
     is_cited_paper,
     plausible_bare_doi,
     unwrap,
+)
+from kit.runs.keys import (
+    author_year_ref,
+    author_year_refs,
+    doc_key_refs,
+    footnote_ref,
+    has_author_year,
+    has_contexts,
+    has_footnotes,
+    narrative_markers,
 )
 from kit.runs.sentences import sentence_spans
 
@@ -93,10 +109,6 @@ _PIECE_PMCID = re.compile(r"^(?:(?i:PMCIDs?)\s*[:#=-]?\s*(?i:PMC)?|PMC)(\d{1,9})
 _PIECE_NCT = re.compile(r"^(NCT\d{8})$", re.IGNORECASE)
 # a list separator between two labelled numbers ("PMIDs: 1, 2 and 3" is one marker)
 _LIST_GAP = re.compile(r"^[ \t]*(?:[,;]|(?:,[ \t]*)?(?:and|or|&))[ \t]*$")
-_PIECE_AUTHOR_YEAR = re.compile(
-    r"^(?:see\s+|e\.g\.,?\s+)?([A-Z][\w'’-]+)(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'’-]+)?"
-    r",?\s+((?:19|20)\d{2})[a-z]?$"
-)
 _SPLIT = re.compile(r"\s*[,;，；]\s*")
 _UNIT_AFTER = re.compile(
     r"\s?(?:%|‰|°|(?:mg|g|kg|µg|μg|ug|mcg|ng|mL|ml|L|l|dL|µL|mmol|µmol|mol|nM|µM|mM|M|mm|cm|"
@@ -105,6 +117,8 @@ _UNIT_AFTER = re.compile(
     r"subjects|cases)(?![\w]))"
 )
 _WORD_BEFORE = re.compile(r"(?:\b(?:range|ranges|interval|intervals|between|CI|IQR)|=)\s*$", re.I)
+_SPACES = re.compile(r"\s*")
+_NEXT_SENTENCE = re.compile(r"\s+(?=[\"'(\[]?[A-Z0-9])")
 _CITATION_POSITION = re.compile(r"\s*(?:$|[.,;:!?]|\[|\()")
 _EMPHASIS = "*_~`"
 
@@ -119,7 +133,9 @@ class Citation:
     end: int
     text: str
     refs: tuple[str, ...]  # normalised: "3", "PMID:123", "NCT01234567", "DOI:10.1/x", ...
-    style: str  # "numeric" | "pmid" | "pmcid" | "nct" | "doi" | "arxiv" | "url" | "author-year"
+    # "numeric" | "pmid" | "pmcid" | "nct" | "doi" | "arxiv" | "url" | "author-year" | "doc-key"
+    # | "footnote"
+    style: str
     keep: str = ""
 
 
@@ -136,8 +152,9 @@ class Claim:
 
 def author_year_key(surname: str, year: str) -> str:
     """The reference-list key of an author-year citation: ``"smith 2020"`` (first author's
-    surname, lower case, and the year without its ``a``/``b`` suffix)."""
-    return f"{surname.strip().lower()} {year.strip()[:4]}"
+    surname, lower case, and the year without its ``a``/``b`` suffix;
+    :func:`kit.runs.keys.base_key` of :func:`kit.runs.keys.author_year_ref`)."""
+    return author_year_ref(surname, year.strip()[:4])
 
 
 def identifier_ref(piece: str) -> tuple[str, str] | None:
@@ -214,19 +231,6 @@ def _parse_pieces(content: str, allow_numeric: bool) -> tuple[tuple[str, ...], s
     return tuple(dict.fromkeys(refs)), style
 
 
-def _author_year(content: str, references: frozenset[str]) -> tuple[str, ...] | None:
-    """Keys of ``(Smith et al., 2020; Lee 2019)`` when every piece is in the reference list."""
-    keys = []
-    for raw in re.split(r"\s*;\s*", content.strip()):
-        m = _PIECE_AUTHOR_YEAR.match(raw.strip())
-        if not m:
-            return None
-        keys.append(author_year_key(m.group(1), m.group(2)))
-    if not keys or any(k not in references for k in keys):
-        return None
-    return tuple(dict.fromkeys(keys))
-
-
 def _numeric_is_citation(
     text: str, start: int, end: int, refs: tuple[str, ...], references: frozenset[str] | None
 ) -> bool:
@@ -279,7 +283,7 @@ def find_citations(
     """Every citation marker in ``text``, in order of position, non-overlapping.
 
     ``references``: the ids of the answer's reference list (passage ids, reference-section
-    numbers, author-year keys); ``None`` when the run declares numeric markers and gives no
+    numbers, the keys of :mod:`kit.runs.keys`: author-year, document, footnote); ``None`` when the run declares numeric markers and gives no
     list (module doc, rules 1-3). ``urls``: which URLs in the text are citations (``"scholarly"``:
     cited papers only, :func:`kit.corpus.identifiers.is_cited_paper`; ``"all"``: every URL).
     A markdown link ``[text](url)`` whose URL is a citation is one marker (its words stay in the
@@ -302,8 +306,12 @@ def find_citations(
         ident = canonical(m.group(3))
         if ident is not None and (urls == "all" or is_cited_paper(ident)):
             add(m.start(), m.end(), (ref_of(ident)[0],), ref_of(ident)[1], _link_keep(m.group(2)))
+    footnotes = refset is not None and has_footnotes(refset)
     for m in _BRACKET.finditer(text):
         if not free(m.start(), m.end()):
+            continue
+        if note := footnote_ref(m.group(1), footnotes):
+            add(m.start(), m.end(), (note,), "footnote")
             continue
         parsed = _parse_pieces(m.group(1), allow_numeric=True)
         if not parsed:
@@ -312,14 +320,21 @@ def find_citations(
             text, m.start(), m.end(), parsed[0], refset
         ):
             add(m.start(), m.end(), *parsed)
+    if refset and has_author_year(refset):  # "Smith et al. (2020)": the year is the marker
+        for a, b, keys in narrative_markers(text, refset):
+            if free(a, b):
+                add(a, b, keys, "author-year")
+    contexts = refset is not None and has_contexts(refset)
     for m in _PAREN.finditer(text):
         if not free(m.start(), m.end()):
             continue
         parsed = _parse_pieces(m.group(1), allow_numeric=False)  # "(3)" is not a citation
         if parsed:
             add(m.start(), m.end(), *parsed)
-        elif refset and (keys := _author_year(m.group(1), refset)):
+        elif refset and (keys := author_year_refs(m.group(1), refset)):
             add(m.start(), m.end(), keys, "author-year")
+        elif refset and (keys := doc_key_refs(m.group(1), refset, contexts)):
+            add(m.start(), m.end(), keys, "doc-key")
     groups: list[tuple[int, int, list[str], str]] = []
     for a, b, ident in find_identifiers(text, urls=urls):  # every other identifier, in prose too
         if not free(a, b):
@@ -344,7 +359,8 @@ def find_citations(
 def _strip_markers(text: str, offset: int, cites: list[Citation]) -> str:
     """``text`` (starting at ``offset`` of the answer) without the markers ``cites`` (a link's
     :attr:`Citation.keep` words stay), without brackets that removing them left empty
-    (``see (https://...)`` -> ``see``), whitespace collapsed."""
+    (``see (https://...)`` -> ``see``), whitespace collapsed; a period after a marker that
+    follows ``et al.`` is dropped (``Smith et al. (2020).`` -> ``Smith et al.``)."""
     mark = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)  # a free char
     out = []
     pos = 0
@@ -360,7 +376,11 @@ def _strip_markers(text: str, offset: int, cites: list[Citation]) -> str:
     emptied = re.compile(
         rf"[{re.escape(opened)}][\s,;，；{mark}]*{mark}[\s,;，；{mark}]*[{re.escape(closed)}]"
     )
-    joined = " ".join(emptied.sub("", "".join(out)).replace(mark, "").split())
+    kept = emptied.sub("", "".join(out))
+    # "Smith et al. (2020)." -> "Smith et al.": the abbreviation's period ends the sentence
+    if "et al." in kept:
+        kept = re.sub(rf"(\bet al\.)[\s{mark}]*{mark}[\s{mark}]*\.", r"\1", kept)
+    joined = " ".join(kept.replace(mark, "").split())
     return re.sub(r"\s+([.,;:!?。，；：])", r"\1", joined).strip()
 
 
@@ -370,8 +390,8 @@ def parse_answer(text: str, references: Collection[str] | None = None) -> list[C
     :func:`find_citations`."""
     if not isinstance(text, str) or not text.strip():
         return []
-    spans = sentence_spans(text)
     cites = find_citations(text, references)  # sorted by start, non-overlapping
+    spans = _split_after_footnotes(text, sentence_spans(text), cites)
     span_starts = [a for a, _ in spans]
     cite_starts = [c.start for c in cites]
 
@@ -394,6 +414,34 @@ def parse_answer(text: str, references: Collection[str] | None = None) -> list[C
             continue  # a sentence that was only markers, all given to the previous sentence
         claims.append(Claim(i, a, b, body, tuple(cs)))
     return claims
+
+
+def _split_after_footnotes(
+    text: str, spans: list[tuple[int, int]], cites: list[Citation]
+) -> list[tuple[int, int]]:
+    """``spans`` also cut after footnote markers that close a sentence (``Claim one.[^1] Claim
+    two.``: the sentence splitter sees no boundary where a marker follows the period): after
+    the last of the adjacent markers following ``.``, ``!`` or ``?``, when whitespace and a
+    sentence start follow. Other styles keep the splitter's sentences."""
+    cuts: list[int] = []
+    for i, c in enumerate(cites):
+        if c.style != "footnote" or not _NEXT_SENTENCE.match(text, c.end):
+            continue
+        j = i
+        while j > 0 and cites[j - 1].end == cites[j].start:
+            j -= 1
+        if cites[j].start > 0 and text[cites[j].start - 1] in ".!?":
+            cuts.append(c.end)
+    if not cuts:
+        return spans
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        inner = cuts[bisect_right(cuts, a) : bisect_left(cuts, b)]
+        for cut in inner:
+            out.append((a, cut))
+            a = _SPACES.match(text, cut).end()  # type: ignore[union-attr]
+        out.append((a, b))
+    return out
 
 
 def _only_markers(head: str, cites: list[Citation], offset: int) -> bool:

@@ -50,11 +50,14 @@ class Citation:
 class RunClaim:
     """A claim of a run-format v2 record (:mod:`kit.runs.v2`): given explicitly or extracted from the
     answer; ``cites`` are the identifiers (:attr:`Citation.label`) it cites, ``unresolved`` the
-    markers that name no reference-list entry."""
+    markers that name no reference-list entry, ``ambiguous`` those that name several (two
+    ``Smith 2020`` papers with no ``a``/``b`` to tell them apart): reported, never attached to
+    any of them (:func:`kit.runs.extract.marker_targets`)."""
 
     text: str
     cites: tuple[str, ...]
     unresolved: tuple[str, ...] = ()
+    ambiguous: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ two steps: the schema (the first problem, by field path, becomes an InputError n
 line and field), then what a schema cannot say (a claim citing nothing the run lists, a PMID
 that is not one, tool calls in a run without tools). ``cited`` of the result is the run's
 reference list followed by identifiers the answer names that the list lacks, so the audit's
-L1/L2 stages read a v2 run exactly like a v1 one.
+L1/L2 stages read a v2 run exactly like a v1 one. An answer with no reference list of its own, in
+a run with no ``citations``, has its numeric markers read against the numbered list of documents
+a tool returned, when that reading is unambiguous (:mod:`kit.runs.tool_lists`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from kit.core.errors import InputError, Location
 from kit.runs.citations import identifier_ref
 from kit.runs.extract import (
+    Index,
     claims_from_answer,
     marker_citation,
     reference_index,
@@ -29,6 +32,7 @@ from kit.runs.model import (
     ToolCall,
     check_answer_size,
 )
+from kit.runs.tool_lists import tool_list_index
 
 FORMAT_VERSION = 2
 SCHEMA = "agent_run.v2"
@@ -54,7 +58,7 @@ def _schema_check(obj: Any, source: str, line: int) -> None:
 
 
 def _explicit_claims(
-    obj: dict[str, Any], index: dict[str, Citation | None], source: str, line: int
+    obj: dict[str, Any], index: Index, source: str, line: int
 ) -> tuple[tuple[RunClaim, ...], tuple[Citation, ...]]:
     out = []
     named: dict[str, Citation] = {}
@@ -63,15 +67,17 @@ def _explicit_claims(
         for j, name in enumerate(c["cites"]):
             key = name.lower() if " " in name and name[:1].isalpha() else name
             ident = identifier_ref(name)
-            cit = index.get(key)
-            if cit is None and ident:
+            targets = index.get(key, ())
+            cit = targets[0] if len(targets) == 1 else None
+            if not targets and ident:
                 cit = marker_citation(ident[0], ident[1], index)
             if cit is None:
+                what = "several citations" if len(targets) > 1 else "no citation key or id"
                 _fail(
                     source,
                     line,
                     f"claims[{i}].cites[{j}]",
-                    f"{name!r} names no citation key or id of this run",
+                    f"{name!r} names {what} of this run",
                     "unknown_citation",
                 )
             assert cit is not None
@@ -104,17 +110,23 @@ def run_v2_from_dict(
         return _unfinished(obj, status, calls_of(obj), source, line)
     _, answer_refs = split_reference_section(answer)
     index = reference_index(listed, answer_refs)
+    calls = calls_of(obj)
+    markers = obj.get("markers", "auto")
     if "claims" in obj:
         claims, named = _explicit_claims(obj, index, source, line)
     else:
-        claims, named = claims_from_answer(answer, index, obj.get("markers", "auto"))
+        if not listed and not answer_refs and markers in ("auto", "numeric"):
+            # no list of its own: [n] may name the n-th document a tool returned
+            texts = [c.response_text for c in calls if c.response_text and c.status == "ok"]
+            index = tool_list_index(answer, texts) or index
+        claims, named = claims_from_answer(answer, index, markers)
     known = {c.label: c for c in cited}
     for ref in answer_refs:
         if ref.citation is not None:
             known.setdefault(ref.citation.label, ref.citation)
     for c in named:
         known.setdefault(c.label, c)
-    return _run(obj, calls_of(obj), source, line, tuple(known.values()), claims)
+    return _run(obj, calls, source, line, tuple(known.values()), claims)
 
 
 def calls_of(obj: dict[str, Any]) -> tuple[ToolCall, ...]:

@@ -208,6 +208,7 @@ def test_audit_counts_match_the_hand_counts(audited: Audited) -> None:
     assert c["runs"] == 8 and c["status"] == STATUS
     assert (c["claims"], c["claims_citing"], c["citations"]) == (N_CLAIMS, N_CITING, N_CITATIONS)
     assert c["unresolved_markers"] == 0  # [1] names References entry 1
+    assert c["ambiguous_markers"] == 0
     assert c["l1"] == L1 and c["evidence"] == EVIDENCE
     h = {m["metric"]: m for m in summary["headline"]}
     assert (h["error_rate"]["k"], h["error_rate"]["n"]) == (1, 8)  # s_outage of 8 runs
