@@ -13,9 +13,11 @@ A response is a list of documents (:func:`read_list`) when it is
   PMID: 123``, ``1. ...`` or ``1) ...``, numbered consecutively from 0 or 1, each entry running to
   the next; a response where two forms give a list is none (which would be meant?);
 
-and at least one entry names an identifier. An entry's identifier is the first one
-:func:`kit.corpus.identifiers.find_identifiers` reads in it (as for a reference-list entry: one paper,
-one citation); an entry naming none resolves to nothing (its marker is unresolved).
+and at least one entry names an identifier. An entry's identifier is, of those
+:func:`kit.corpus.identifiers.find_identifiers` reads in it, the first of the first scheme in
+PMID, PMCID, DOI, NCT, arXiv (a record prints several ids of its one paper: the citation is the
+most often resolvable, wherever it stands; a URL only when it names no other); an entry naming
+none resolves to nothing (its marker is unresolved).
 
 Only an unambiguous reading links: one response with a list, or several whose lists agree
 (every number two lists share names the same identifier). Printed numbers are the markers'
@@ -57,11 +59,17 @@ class ToolList:
     citations: tuple[Citation | None, ...]
 
 
+_PREFERENCE = ("PMID", "PMCID", "DOI", "NCT", "ARXIV")
+
+
 def _citation(text: str) -> Citation | None:
-    """The entry's first identifier, a URL only when it names no other (the reading of
-    :func:`kit.runs.extract.identifiers_in`), taken as the corpus layer read it."""
+    """The entry's identifier: a tool's record prints several of one paper (a DOI in the
+    citation line, then ``DOI:``, ``PMCID:``, ``PMID:`` lines), so the one in the first scheme of
+    PMID, PMCID, DOI, NCT, arXiv it names (the most often resolvable, wherever it stands), a URL
+    only when it names no other; taken as the corpus layer read it."""
     found = [ident for _, _, ident in find_identifiers(text)]
-    named = [i for i in found if i.scheme != "URL"] or found
+    rank = {s: i for i, s in enumerate(_PREFERENCE)}
+    named = sorted(found, key=lambda i: rank.get(i.scheme, len(rank)))  # stable: first of a scheme
     return Citation(named[0].scheme, named[0].value, named[0].version) if named else None
 
 
