@@ -30,6 +30,7 @@ parenthesis of at most 300 characters, and the narrative names before a year are
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection
 
 MAX_COAUTHORS = 6
@@ -70,8 +71,12 @@ _SPLIT = re.compile(r"\s*[,;，；]\s*")
 
 
 def surname_key(surname: str) -> str:
-    """A surname as keys spell it: lower case, inner whitespace one space."""
-    return " ".join(surname.lower().split())
+    """A surname as keys spell it: lower case, accents folded (``García`` and ``Garcia``, one
+    author: answers and reference lists drop diacritics inconsistently), inner whitespace one
+    space, curly apostrophes straight."""
+    decomposed = unicodedata.normalize("NFKD", surname.replace("’", "'"))
+    folded = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(folded.lower().split())
 
 
 def author_year_ref(surname: str, year: str) -> str:

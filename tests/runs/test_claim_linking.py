@@ -341,3 +341,18 @@ def test_a_200_kb_answer_parses_in_well_under_a_second() -> None:
     elapsed = time.perf_counter() - start
     assert len(text) >= 200_000 and got
     assert elapsed < 1.0, f"{elapsed:.2f} s"
+
+
+def test_author_year_links_across_diacritics_and_apostrophes() -> None:
+    """``(Garcia-Lopez et al., 2021)`` names the reference list's ``García-López`` entry, and
+    ``O’Neill`` its ``O'Neill``: one author however the accents and apostrophes are typed."""
+    from kit.runs.extract import claims_from_answer, reference_index, split_reference_section
+
+    answer = (
+        "Statins lowered LDL (Garcia-Lopez et al., 2021). Exercise helped (O’Neill, 2019).\n\n"
+        "References\n1. García-López J, Lee K. Statins. J Synth. 2021. PMID: 31111111.\n"
+        "2. O'Neill A. Exercise. J Synth. 2019. PMID: 32222222.\n"
+    )
+    _, refs = split_reference_section(answer)
+    claims, _ = claims_from_answer(answer, reference_index([], refs))
+    assert [c.cites for c in claims] == [("PMID:31111111",), ("PMID:32222222",)]
