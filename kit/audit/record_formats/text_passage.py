@@ -32,8 +32,11 @@ CITATION = re.compile(
 _AFFIX = re.compile(r"\(\d+(?:,\s*\d+)*\)")
 _AUTHOR = re.compile(r"^[^\W\d_][\w'’.-]*(?:\s+[^\W\d_][\w'’.-]*){0,3}\s+[A-Z]{1,4}$")
 _BYLINE = re.compile(r"^\s*(\*{1,2}|_{1,2})(?=\S)[^*_\n]+?(?<=\S)\1(?!\w)(.*)$")
-_LINK = re.compile(r"\[[^\]\n]*\]\([^)\s]*\)|<?https?://\S+")
-_ID_LABEL = re.compile(r"\b(?:PMIDs?|PMCIDs?|DOIs?|PubMed|PMC|arXiv|NCT|URL|Link)\b:?", re.I)
+# an identifier's label word ("PMID:", "DOI"), not the same letters inside a link
+# ("pubmed.ncbi...", "doi.org/..."): count_words drops the links and identifiers themselves
+_ID_LABEL = re.compile(
+    r"(?<![\w./])(?:PMIDs?|PMCIDs?|DOIs?|PubMed|PMC|arXiv|NCT|URL|Link)(?![\w./]):?", re.I
+)
 _SENTENCE_END = re.compile(r"(?<=[\w)\]])[.?!]\s+(?=\S)")
 
 
@@ -108,7 +111,7 @@ def _passage_lines(lines: list[str]) -> list[str]:
 def _byline(line: str) -> bool:
     """A line wholly in emphasis but for identifiers and links (module doc)."""
     m = _BYLINE.match(line)
-    return m is not None and count_words(_ID_LABEL.sub(" ", _LINK.sub(" ", m.group(2)))) == 0
+    return m is not None and count_words(_ID_LABEL.sub(" ", m.group(2))) == 0
 
 
 def has_passage(lines: list[str], title_line: bool = False) -> bool:
