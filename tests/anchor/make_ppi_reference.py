@@ -1,5 +1,5 @@
-"""Write tests/anchor/ppi_python_reference.json: ppi-python's numbers on the SYNTHETIC cases of
-test_ppi_reference.py (the kit is compared with them by every test run).
+"""Write tests/anchor/ppi_python_reference.json and crossppi_python_reference.json: ppi-python's
+numbers on the SYNTHETIC cases of test_ppi_reference.py and test_crossppi_reference.py (the kit is compared with them by every test run).
 
 ppi-python is kept out of the kit's environment (its wheel installs a top-level ``tests``
 package that shadows the repository's); install it beside, e.g. ::
@@ -32,6 +32,19 @@ def main() -> None:
         "cases": {str(c[0]): cases.reference(ppi_py, c) for c in cases.CASES},
     }
     cases.REFERENCE.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
+    spec = importlib.util.spec_from_file_location(
+        "cross_cases", HERE / "test_crossppi_reference.py"
+    )
+    assert spec is not None and spec.loader is not None
+    cross = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cross)
+    frozen = {
+        "ppi_python": importlib.metadata.version("ppi-python"),
+        "note": "ppi-python's cross-prediction outputs on the SYNTHETIC cases of "
+        "test_crossppi_reference.py: [estimate, ci_low, ci_high]; written by make_ppi_reference.py",
+        "cases": {str(c[0]): cross.reference(ppi_py, c) for c in cross.CASES},
+    }
+    cross.REFERENCE.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
