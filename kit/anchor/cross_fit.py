@@ -5,7 +5,7 @@ rates anchored on gold. :func:`cross_fit` does both without double-dipping (Zrni
 2024, cross-prediction): the gold items are split into K folds that keep every unit whole (the
 citations of one run, pairs sharing a claim or a passage: :func:`gold_folds`); for each fold a
 judge is fitted on the other folds (``fit``, injected: a verifier fine-tuned or its signals
-recombined, :mod:`kit.guard.training.cross_fit`; a logistic regression in the simulations), and
+recombined, :mod:`kit.guard.training.fold_judges`; a logistic regression in the simulations), and
 predicts that fold's gold items and every unlabelled item. The result feeds
 :func:`kit.stats.crossppi.crossppi_mean` / :func:`~kit.stats.crossppi.cluster_crossppi_mean`.
 """
@@ -19,11 +19,10 @@ import numpy as np
 
 from kit.guard.training.adapt_folds import choose_folds
 
-# fit(train) -> predict: ``train`` indexes the gold items a fold judge is fitted on; ``predict``
-# takes indices of items (gold or unlabelled, in the caller's one numbering of every judged
-# item) and returns each one's predicted gold label in [0, 1]
-Predict = Callable[[np.ndarray], np.ndarray]
-Fit = Callable[[np.ndarray], Predict]
+# fit_predict(train, items): a fold judge fitted on the gold items ``train`` (positions in the
+# gold sample) predicts ``items`` (numbers in the caller's one numbering of every judged item):
+# each one's predicted gold label, in [0, 1]
+FitPredict = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 FOLDS = 5  # as `kit guard adapt`: each fold judge sees 4/5 of the gold sample
 
@@ -56,11 +55,12 @@ def gold_folds(units: np.ndarray, gold: np.ndarray, k: int, seed: int) -> tuple[
 
 
 def cross_fit(
-    fold: np.ndarray, gold_index: np.ndarray, unlabelled_index: np.ndarray, fit: Fit
+    fold: np.ndarray, gold_index: np.ndarray, unlabelled_index: np.ndarray, fit: FitPredict
 ) -> CrossFitted:
-    """For each fold j: ``fit`` on the gold items outside j, predict the gold items of j and
-    every unlabelled item. ``gold_index`` / ``unlabelled_index`` are the items' numbers in the
-    caller's numbering (what ``predict`` takes); ``fold[i]`` is gold item i's fold."""
+    """For each fold j: a judge fitted on the gold items outside j predicts the gold items of j
+    and every unlabelled item (one ``fit`` call per fold). ``gold_index`` /
+    ``unlabelled_index`` are the items' numbers in the caller's numbering; ``fold[i]`` is gold
+    item i's fold."""
     fold = np.asarray(fold, dtype=int)
     gold_index = np.asarray(gold_index, dtype=int)
     unlabelled_index = np.asarray(unlabelled_index, dtype=int)
@@ -73,9 +73,12 @@ def cross_fit(
     unl = np.full((unlabelled_index.size, folds.size), np.nan)
     for j, f in enumerate(folds):
         held = fold == f
-        predict = fit(np.flatnonzero(~held))
-        oof[held] = predict(gold_index[held])
-        unl[:, j] = predict(unlabelled_index)
+        asked = np.concatenate([gold_index[held], unlabelled_index])
+        pred = np.asarray(fit(np.flatnonzero(~held), asked), dtype=float)
+        if pred.shape != asked.shape:
+            raise ValueError(f"a fold judge gave {pred.size} predictions for {asked.size} items")
+        oof[held] = pred[: int(held.sum())]
+        unl[:, j] = pred[int(held.sum()) :]
     if not (np.isfinite(oof).all() and np.isfinite(unl).all()):
         raise ValueError("a fold judge gave a non-finite prediction")
     return CrossFitted(oof, unl, fold, int(folds.size))

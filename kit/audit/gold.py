@@ -30,7 +30,8 @@ one item per (model, task): independent items.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,8 +39,12 @@ import pandas as pd
 from kit.anchor.rates import ASSUMPTION, anchored_rates, one_class, too_small
 from kit.core.errors import InputError, Location
 
+if TYPE_CHECKING:
+    from kit.audit.gold_adapt import AdaptRequest
+
 GOLD_SCHEMA = "audit_gold"
 GOLD_METRICS = ("wrong_paper_rate", "unsupported_rate", "solve_rate")
+KINDS = ("supported", "contradicted", "not_enough_info")  # GOLD's optional label column
 CITATION_METRICS = ("wrong_paper_rate", "unsupported_rate")  # clustered by run
 MAX_LISTED = 20
 
@@ -135,9 +140,12 @@ def _anchored_rate(
     judges: dict[str, str],
     alpha: float,
     gold_path: str,
+    cross: Callable[[list[tuple[str, float]], Judged], tuple[dict, dict]] | None = None,
 ) -> dict[str, Any]:
     """One rate anchored on its gold: PPI++, judge-only and gold-only (summary.json's
-    ``gold_anchored.rates[]``); citation metrics are clustered by run."""
+    ``gold_anchored.rates[]``); citation metrics are clustered by run. ``cross`` (``--adapt``,
+    citation metrics): the cross-fitted row and its adaptation record
+    (:func:`kit.audit.gold_adapt.cross_fitted_rate`), the row first."""
     what = metric + ("" if system is None else f" of {system}")
     reason = too_small(len(pairs)) or one_class([g for _, g in pairs])
     if reason is not None:
@@ -173,6 +181,27 @@ def _anchored_rate(
             ) from None
     else:
         res = anchored_rates(y, fg, fu, who, alpha)
+    rows = [
+        {
+            "method": r.method,
+            "estimate": r.estimate,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "n": r.n,
+            "lambda": r.lam,
+            "interval": r.interval,
+        }
+        for r in res.rows
+    ]
+    adaptation = None
+    if cross is not None and metric in CITATION_METRICS:
+        try:
+            row, adaptation = cross(pairs, judged)
+        except ValueError as exc:
+            raise InputError(
+                "gold_too_small", f"{what}: cross-fitting: {exc}", where=Location(gold_path)
+            ) from None
+        rows.insert(0, row)
     return {
         "metric": metric,
         "system": system,
@@ -181,18 +210,8 @@ def _anchored_rate(
         "n_gold": res.n_gold,
         "n_unlabelled": res.n_unlabelled,
         "gold_positives": res.gold_positives,
-        "rows": [
-            {
-                "method": r.method,
-                "estimate": r.estimate,
-                "ci_low": r.ci_low,
-                "ci_high": r.ci_high,
-                "n": r.n,
-                "lambda": r.lam,
-                "interval": r.interval,
-            }
-            for r in res.rows
-        ],
+        "rows": rows,
+        "adaptation": adaptation,
         "clusters": None if res.clusters is None else res.clusters[1],
         "assumption": res.assumption,
         "warnings": list(res.warnings),
@@ -207,28 +226,101 @@ def gold_anchored(
     verifier: str,
     judge: str | None,
     alpha: float,
+    adapt: AdaptRequest | None = None,
+    texts: dict[str, tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     """summary.json's ``gold_anchored``: whose judgement each rate is and, with gold, every
-    rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only)."""
+    rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only) -- four
+    with ``adapt`` for the citation rates (``cross_ppi`` first, the verifier cross-fitted on
+    the gold: :mod:`kit.audit.gold_adapt`; ``texts`` the (claim, passage) of each scored
+    citation, :func:`kit.audit.gold_adapt.citation_pairs`)."""
     judges = whose_judgement(verifier, judge)
     out: dict[str, Any] = {
         "judged_by": judges,
         "assumption": None,
         "rates": [],
         "not_anchored": list(judges),
+        "adapted": False,
     }
     if gold is None:
         return out
     items = judged_items(cites, scores)
     groups = _gold_groups(gold, gold_path, items)
+    kinds = gold_kinds(gold, gold_path)
     rates = [
-        _anchored_rate(metric, system, pairs, items[(metric, system)], judges, alpha, gold_path)
+        _anchored_rate(
+            metric,
+            system,
+            pairs,
+            items[(metric, system)],
+            judges,
+            alpha,
+            gold_path,
+            _cross(adapt, texts, cites, kinds, metric, alpha),
+        )
         for (metric, system), pairs in sorted(
             groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
         )
     ]
     out["assumption"] = ASSUMPTION
     out["rates"] = rates
+    out["adapted"] = adapt is not None
     anchored = {r["metric"] for r in rates}
     out["not_anchored"] = [m for m in judges if m not in anchored]
     return out
+
+
+def gold_kinds(gold: pd.DataFrame, gold_path: str) -> dict[tuple[str, str], str | None] | None:
+    """(metric, item_id) -> GOLD's optional ``label`` (supported / contradicted /
+    not_enough_info) of citation rows, None without the column. Refused (exit 2, naming the
+    row): a label that contradicts its 0/1 gold (``supported`` with gold 1, another kind with
+    gold 0)."""
+    if "label" not in gold.columns:
+        return None
+    base = int(gold.attrs.get("row_base", 2))
+    out: dict[tuple[str, str], str | None] = {}
+    for i, (metric, item, g, kind) in enumerate(
+        zip(gold["metric"], gold["item_id"].astype(str), gold["gold"], gold["label"], strict=True)
+    ):
+        k = None if pd.isna(kind) or kind == "" else str(kind)
+        if k is not None and metric in CITATION_METRICS and (k == "supported") == bool(g):
+            raise InputError(
+                "gold_label_mismatch",
+                f"label {k!r} with gold {int(g)}: a citation labelled supported has gold 0, a "
+                "contradicted or not_enough_info one gold 1",
+                where=Location(gold_path, i + base, "label"),
+            )
+        out[(str(metric), item)] = k
+    return out
+
+
+def _cross(
+    adapt: AdaptRequest | None,
+    texts: dict[str, tuple[str, str]] | None,
+    cites: pd.DataFrame,
+    kinds: dict[tuple[str, str], str | None] | None,
+    metric: str,
+    alpha: float,
+) -> Callable[[list[tuple[str, float]], Judged], tuple[dict, dict]] | None:
+    """The cross-fitting of one citation metric (None without ``--adapt``)."""
+    if adapt is None or texts is None or metric not in CITATION_METRICS:
+        return None
+    from kit.audit.gold_adapt import cross_fitted_rate
+
+    parent = {
+        f"{r}/{c}/{cit}": float(s)
+        for r, c, cit, s in zip(
+            cites["run_id"],
+            cites["claim_no"],
+            cites["citation"],
+            cites["support_score"],
+            strict=True,
+        )
+        if pd.notna(s)
+    }
+    metric_kinds = None if kinds is None else {i: k for (m, i), k in kinds.items() if m == metric}
+
+    def run(pairs: list[tuple[str, float]], judged: Judged) -> tuple[dict, dict]:
+        return cross_fitted_rate(pairs, judged, texts, parent, metric_kinds, adapt, alpha)
+
+    return run

@@ -66,6 +66,9 @@ class AuditOptions:
     progress: bool = True
     limit: int | None = None  # audit the first N runs in the file's order
     gold: Path | None = None  # human gold labels of judged items (kit.audit.gold)
+    adapt: bool = False  # cross-fit the verifier on the gold (kit.audit.gold_adapt)
+    method: str = "fine-tune"  # how --adapt adapts it (kit.guard.training.fold_judges)
+    folds: int = 5  # --adapt's folds, at most
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -123,6 +126,11 @@ def read_inputs(opts: AuditOptions) -> Inputs:
     """Read and validate every input; InputError / ConfigError name file, row and field."""
     from kit.core.schema import read_table
 
+    if opts.adapt and opts.gold is None:
+        raise ConfigError(
+            "bad_parameter",
+            "--adapt adapts the verifier on the gold labels and anchors on them: give --gold",
+        )
     res, n_in_file = _read_audit_runs(opts)
     hashes: dict[str, dict[str, str]] = {
         "runs": {"path": str(opts.runs), "sha256": file_sha256(opts.runs)}

@@ -226,6 +226,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     )
     from kit.audit.gold import gold_anchored
 
+    adapt, texts = adapt_request(opts, ctx, cites, runs)
     summary["gold_anchored"] = gold_anchored(
         inputs.gold,
         str(opts.gold),
@@ -234,6 +235,8 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         summary["verifier"]["name"],
         graded.judge,
         1.0 - opts.level,
+        adapt,
+        texts,
     )
     say(f"audit: scored in {time.perf_counter() - t0:.1f} s", opts.progress)
     return AuditResult(
@@ -246,6 +249,24 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         ctx.scorer.misses,
         flagged_passages(cites, ctx.chain, runs),
     )
+
+
+def adapt_request(
+    opts: AuditOptions, ctx: Context, cites: pd.DataFrame, runs: Sequence[AgentRun]
+) -> tuple[Any, dict[str, tuple[str, str]] | None]:
+    """``--adapt``'s request and each scored citation's (claim, passage); (None, None) without
+    it."""
+    if not opts.adapt or opts.gold is None:
+        return None, None
+    from kit.audit.gold_adapt import AdaptRequest, citation_pairs
+    from kit.guard.training.adapt import ADAPT_LR, FitSettings
+    from kit.guard.verifiers.load import resolve_verifier
+
+    say(f"audit: --adapt ({opts.method}, at most {opts.folds} folds) on the gold", opts.progress)
+    folder = resolve_verifier(opts.verifier)
+    settings = FitSettings(3, ADAPT_LR, 16, opts.seed, opts.device)
+    request = AdaptRequest(opts.method, opts.folds, opts.seed, ctx.scorer.inner, folder, settings)
+    return request, citation_pairs(cites, runs, ctx.chain.passage)
 
 
 def flagged_passages(cites: pd.DataFrame, chain: Any, runs: Sequence[AgentRun]) -> dict[str, str]:

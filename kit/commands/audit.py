@@ -68,6 +68,31 @@ _dir = click.Path(file_okay=False, path_type=Path)
     "random subset of the judged citations / tasks: the report leads with the rates anchored "
     "on them (PPI++), beside the verifier's / judge's own.",
 )
+@click.option(
+    "--adapt",
+    is_flag=True,
+    default=False,
+    help="With --gold: adapt the verifier on the gold citations and anchor the citation rates "
+    "on the same gold by cross-prediction (cross-PPI: K folds, each adapted on the others, "
+    "predicts the held-out fold and every unlabelled citation; docs/gold.md).",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["fine-tune", "recombine"]),
+    default="fine-tune",
+    show_default=True,
+    help="How --adapt adapts the verifier, as `kit guard adapt`: fine-tune its weights "
+    "(minutes per fold on CPU, needs torch and a kit-trained card) or recombine its signals "
+    "by a fitted rule (seconds; any card).",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(min=2),
+    default=5,
+    show_default=True,
+    help="Folds of --adapt's cross-fitting, at most (fewer where a fold would hold one gold "
+    "label only); each fold keeps a run's citations together.",
+)
 @click.option("--board", type=_file, default=None, help="Board score table (schemas/scores.yaml).")
 @click.option("--design", type=_file, default=None, help="Certification design YAML.")
 @click.option("--agent-scores", type=_file, default=None, help="The agent's rows for the board.")

@@ -54,9 +54,17 @@ SPECIFIC_TERMS: dict[str, Term] = {
     "p_transient": Term("--p-transient", "Planted rate of lookup outages (grade planted)."),
     "audit": Term("--audit", "Also run the audit of the planted set (grade planted)."),
     "lr": Term("--lr", "Learning rate (guard adapt)."),
-    "folds": Term("--folds", "Cross-validation folds (guard adapt)."),
+    "folds": Term(
+        "--folds", "Cross-validation / cross-fitting folds (guard adapt, audit --adapt)."
+    ),
     "adapt_method": Term(
-        "--method", "Fine-tune, recombine by a fitted rule, or the better of both (guard adapt)."
+        "--method",
+        "Fine-tune, recombine by a fitted rule, or the better of both (guard adapt, audit "
+        "--adapt).",
+    ),
+    "adapt": Term(
+        "--adapt",
+        "Adapt the verifier on the gold and anchor on the same gold by cross-PPI (audit).",
     ),
     "pooled": Term("--pooled", "One tau over all negative types (guard calibrate)."),
     "n_test": Term("--n-test", "Test size per split (guard coverage)."),

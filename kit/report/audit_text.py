@@ -301,11 +301,15 @@ def gold_lines(block: Any, level: float) -> list[str]:
             "(kit audit --gold GOLD.csv anchors them on human labels)"
         ]
     pct = f"{100 * level:.4g}%"
-    lines = [f"gold-anchored rates (PPI++, {pct} CI; assumption: {block['assumption']}):"]
+    how = "cross-PPI where adapted, else PPI++" if block.get("adapted") else "PPI++"
+    lines = [f"gold-anchored rates ({how}, {pct} CI; assumption: {block['assumption']}):"]
     for r in block["rates"]:
         rows = {row["method"]: row for row in r["rows"]}
         p, j, g = rows["ppi"], rows["judge_only"], rows["gold_only"]
         name = r["metric"].replace("_", " ") + ("" if r["system"] is None else f" ({r['system']})")
+        if "cross_ppi" in rows:
+            lines += cross_lines(name, rows["cross_ppi"], r)
+            name = "    beside it, PPI++ on the verifier's own labels"
         lines.append(
             f"  {name}: {p['estimate']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}] anchored on "
             f"{r['n_gold']} gold of {r['n_judged']} judged (lambda {p['lambda']:.2f}); "
@@ -323,6 +327,25 @@ def gold_lines(block: Any, level: float) -> list[str]:
             + "; ".join(f"{m.replace('_', ' ')} is {block['judged_by'][m]}'s" for m in left)
         )
     return lines
+
+
+def cross_lines(name: str, x: Mapping[str, Any], rate: Mapping[str, Any]) -> list[str]:
+    """The lead lines of a cross-fitted rate (``--adapt``): its estimate and interval, how the
+    verifier was adapted, and the adapted judge's AUC against the parent's on the gold."""
+    a = rate["adaptation"]
+    got, parent = a["auc_adapted"], a["auc_parent"]
+    aucs = "; ".join(
+        f"{kind.replace('_', ' ')} {_f(got.get(kind))} (parent {_f(parent.get(kind))})"
+        for kind in ("unsupported", "contradicted", "not_enough_info")
+        if kind in got
+    )
+    return [
+        f"  {name}: {x['estimate']:.3f} [{x['ci_low']:.3f}, {x['ci_high']:.3f}] cross-fitted on "
+        f"{rate['n_gold']} gold of {rate['n_judged']} judged (verifier adapted by {a['method']} "
+        f"in {a['folds']} folds of {a['units']} units, {a['seconds']:.1f} s)",
+        f"    adapted judge's AUC on the held-out gold, within folds: {aucs}",
+        f"    interval: {x['interval']}",
+    ]
 
 
 def audit_lines(

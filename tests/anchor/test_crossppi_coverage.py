@@ -42,9 +42,9 @@ def _audit(rng: np.random.Generator, runs: int = 120, n_gold: int = 150):
 
 
 def _fitter(x: np.ndarray, y: np.ndarray, gold: np.ndarray):
-    def fit(train: np.ndarray):
+    def fit(train: np.ndarray, idx: np.ndarray) -> np.ndarray:
         rule = fit_rule(x[gold[train]], y[gold[train]], FEATURES)
-        return lambda idx: fitted_score(rule, x[idx])
+        return fitted_score(rule, x[idx])
 
     return fit
 

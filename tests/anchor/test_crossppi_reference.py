@@ -49,13 +49,13 @@ def _items(seed: int, n: int, big_n: int, signal: float) -> tuple[np.ndarray, np
 
 
 def _least_squares(x: np.ndarray, y: np.ndarray):
-    """fit(train) -> predict: least squares of gold on [1, x] over the training gold items,
-    clipped to [0, 1] (a SYNTHETIC stand-in for adapting a verifier)."""
+    """fit_predict: least squares of gold on [1, x] over the training gold items, clipped to
+    [0, 1] (a SYNTHETIC stand-in for adapting a verifier)."""
 
-    def fit(train: np.ndarray):
+    def fit(train: np.ndarray, idx: np.ndarray) -> np.ndarray:
         a = np.column_stack([np.ones(train.size), x[train]])
         coef, *_ = np.linalg.lstsq(a, y[train], rcond=None)
-        return lambda idx: np.clip(np.column_stack([np.ones(idx.size), x[idx]]) @ coef, 0, 1)
+        return np.clip(np.column_stack([np.ones(idx.size), x[idx]]) @ coef, 0, 1)
 
     return fit
 
@@ -159,18 +159,13 @@ def test_a_fold_judge_never_predicts_its_own_training_items() -> None:
     fold = np.array([0, 1, 2, 0, 1, 2, 0, 1])
     seen: list[tuple[set[int], set[int]]] = []
 
-    def fit(train: np.ndarray):
-        trained = {int(i) for i in train}
-
-        def predict(idx: np.ndarray) -> np.ndarray:
-            seen.append((trained, {int(i) for i in idx}))
-            return np.full(idx.size, 0.5)
-
-        return predict
+    def fit(train: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        seen.append(({int(i) for i in train}, {int(i) for i in idx}))
+        return np.full(idx.size, 0.5)
 
     gold_index = np.arange(10, 18)
     out = cross_fit(fold, gold_index, np.arange(100, 104), fit)
-    assert out.k == 3 and out.judge_unlabelled.shape == (4, 3)
+    assert out.k == 3 and out.judge_unlabelled.shape == (4, 3) and len(seen) == 3
     for trained, asked in seen:
         trained_items = {int(gold_index[i]) for i in trained}
         assert not trained_items & asked

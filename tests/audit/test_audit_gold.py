@@ -217,3 +217,77 @@ def test_partial_gold_anchors_only_the_rates_it_names(
     assert [x["metric"] for x in block["rates"]] == ["unsupported_rate"]
     assert "wrong_paper_rate" in block["judged_by"]
     assert "not anchored (no gold rows): wrong paper rate" in r.output
+
+
+def test_adapt_cross_fits_the_verifier_on_the_gold(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 56: `--adapt --method recombine` adapts the verifier fold by fold on the gold
+    citations and anchors the citation rate on the same gold by cross-PPI: the row leads,
+    its record says how (folds keeping runs whole), the parent's AUC is the verifier's own on
+    the gold items, and the same inputs give the same bytes."""
+    from kit.stats.roc import auc_score
+
+    gold = _gold(audited, planted_dir, n_cites=30, seed=2).assign(metric="unsupported_rate")
+    path = tmp_path / "gold.csv"
+    gold.to_csv(path, index=False)
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        args = list(audited.args)
+        args[args.index("--out") + 1] = str(out)
+        r = invoke(*args, "--gold", str(path), "--adapt", "--method", "recombine", "--folds", "3")
+        assert r.exit_code == 0, r.output
+        outs.append((out, r.output))
+    s = json.loads((outs[0][0] / "summary.json").read_text())
+    validate_json(s, "audit_summary", "summary.json")
+    block = s["gold_anchored"]
+    assert block["adapted"] is True
+    (rate,) = block["rates"]
+    assert [row["method"] for row in rate["rows"]] == [
+        "cross_ppi",
+        "ppi",
+        "judge_only",
+        "gold_only",
+    ]
+    cross = rate["rows"][0]
+    assert cross["ci_low"] < cross["estimate"] < cross["ci_high"] and cross["lambda"] == 1.0
+    assert "cluster-robust (CR1) variance by run" in cross["interval"]
+    a = rate["adaptation"]
+    assert a["method"] == "recombine" and 2 <= a["folds"] <= 3 and a["units"] >= a["folds"]
+    # the parent's AUC: the verifier's own support score on the gold items, computed here
+    cites = read_table(outs[0][0] / "citations.csv", "audit_citations")
+    score = {f"{r.run_id}/{r.claim_no}/{r.citation}": r.support_score for r in cites.itertuples()}
+    p_unsup = np.array([1 - score[i] for i in gold["item_id"]])
+    assert a["auc_parent"]["unsupported"] == pytest.approx(
+        auc_score(p_unsup, gold["gold"].to_numpy().astype(bool)), abs=1e-6
+    )
+    assert a["auc_adapted"]["unsupported"] is not None
+    # stdout leads with the cross-fitted rate, then the PPI++ beside it
+    lines = outs[0][1].splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("gold-anchored rates (cross-PPI"))
+    assert lines[i + 1].startswith(f"  unsupported rate: {cross['estimate']:.3f}")
+    assert "cross-fitted on 30 gold" in lines[i + 1]
+    assert lines[i + 2].startswith("    adapted judge's AUC on the held-out gold, within folds:")
+    # deterministic: the same inputs, the same summary
+    s2 = json.loads((outs[1][0] / "summary.json").read_text())
+    assert s2["gold_anchored"]["rates"][0]["rows"] == rate["rows"]
+
+
+def test_adapt_without_gold_and_mislabelled_kinds_are_refused(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    """--adapt needs --gold (exit 2); a gold label kind that contradicts its 0/1 gold is
+    refused naming the row and column."""
+    args = list(audited.args)
+    args[args.index("--out") + 1] = str(tmp_path / "x")
+    r = invoke(*args, "--adapt")
+    assert r.exit_code == 2 and "--adapt" in r.output and "--gold" in r.output, r.output
+    gold = _gold(audited, planted_dir, n_cites=20).assign(metric="unsupported_rate")
+    gold["label"] = np.where(gold["gold"] == 1, "contradicted", "supported")
+    gold.loc[gold.index[4], "label"] = "supported" if gold["gold"].iloc[4] else "contradicted"
+    path = tmp_path / "gold.csv"
+    gold.to_csv(path, index=False)
+    r = invoke(*args, "--gold", str(path), "--adapt", "--method", "recombine")
+    assert r.exit_code == 2 and not (tmp_path / "x").exists(), r.output
+    assert "row 6, column 'label'" in r.output or "row 6" in r.output, r.output

@@ -248,7 +248,7 @@ def _fit(parent: Parent, settings: FitSettings, train: pd.DataFrame) -> dict[str
     ).weights
 
 
-def _fold_scores(
+def fold_scores(
     parent: Parent, settings: FitSettings, train: pd.DataFrame, test: pd.DataFrame
 ) -> dict[str, np.ndarray]:
     """``test`` scored under each rule by a model fine-tuned on ``train`` (written to a
@@ -329,7 +329,7 @@ def cross_validate(
             f"adapt: fine-tune, {len(frame)} labelled pairs, {sample.n_folds}-fold CV, "
             f"{settings.epochs} epochs each"
         )
-        scored = cv_scores(frame, fold, lambda a, b: _fold_scores(p, settings, a, b))
+        scored = cv_scores(frame, fold, lambda a, b: fold_scores(p, settings, a, b))
         for r, s in scored.items():
             oof[f"fine-tune:{r}"] = s
             after_by_rule[r] = within_fold_auc(s, sup, fold)
