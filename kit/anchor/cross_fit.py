@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kit.guard.training.adapt_folds import choose_folds
+from kit.stats.crossppi import cluster_crossppi_mean
+from kit.stats.ppi import MeanEstimate
 
 # fit_predict(train, items): a fold judge fitted on the gold items ``train`` (positions in the
 # gold sample) predicts ``items`` (numbers in the caller's one numbering of every judged item):
@@ -82,3 +84,33 @@ def cross_fit(
     if not (np.isfinite(oof).all() and np.isfinite(unl).all()):
         raise ValueError("a fold judge gave a non-finite prediction")
     return CrossFitted(oof, unl, fold, int(folds.size))
+
+
+def cross_fitted_mean(
+    gold: np.ndarray,
+    gold_index: np.ndarray,
+    unlabelled_index: np.ndarray,
+    units: np.ndarray,
+    clusters_gold: np.ndarray,
+    clusters_unlabelled: np.ndarray,
+    fit: FitPredict,
+    folds: int = FOLDS,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> tuple[MeanEstimate, CrossFitted]:
+    """The cross-fitted rate of the gold labels: folds of whole ``units`` (:func:`gold_folds`),
+    one judge per fold (:func:`cross_fit`), the cross-PPI estimate with lambda = 1 (the paper's)
+    and its cluster-robust interval (:func:`kit.stats.crossppi.cluster_crossppi_mean`; the
+    units must nest the clusters, so a fold never splits a cluster)."""
+    _, fold = gold_folds(units, gold, folds, seed)
+    fitted = cross_fit(fold, gold_index, unlabelled_index, fit)
+    est = cluster_crossppi_mean(
+        gold,
+        fitted.judge_gold,
+        fitted.judge_unlabelled,
+        clusters_gold,
+        clusters_unlabelled,
+        alpha,
+        lam=1.0,
+    )
+    return est, fitted

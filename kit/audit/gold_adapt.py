@@ -11,7 +11,8 @@ P(unsupported) of the held-out gold citations and of every unlabelled one. The r
 cross-PPI estimate (lambda = 1, the paper's; cluster-robust by run, t on G - 1), reported as the
 row ``cross_ppi`` beside PPI++ on the parent's 0/1 labels, the judge-only and the gold-only
 rates, with the adapted judge's cross-validated AUC (within folds) and the parent's on the same
-gold items, K, and the seconds it took.
+gold items and K; the seconds the fold judges took are said on stderr (summary.json stays the
+same bytes for the same inputs).
 
 Each citation is read as L2 read it: the passage the agent read (evidence ``tool_response``),
 else the corpus passage (:func:`citation_pairs`).
@@ -27,10 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kit.anchor.cross_fit import cross_fit, gold_folds
+from kit.anchor.cross_fit import cross_fitted_mean
+from kit.core.progress import say
 from kit.guard.training.adapt_folds import independent_units
 from kit.guard.training.fold_judges import GoldPairs, fine_tune_judge, nli_labels, recombine_judge
-from kit.stats.crossppi import cluster_crossppi_mean
 from kit.stats.crossval_auc import within_fold_auc
 from kit.stats.roc import auc_score
 
@@ -54,6 +55,7 @@ class AdaptRequest:
     verifier: Any  # the loaded parent verifier (what scored the audit)
     folder: Any  # the parent's card folder (fine-tune reloads its weights)
     settings: Any  # kit.guard.training.adapt.FitSettings (fine-tune)
+    progress: bool = True  # say how long the fold judges took (stderr; never in summary.json)
 
 
 def citation_pairs(
@@ -140,7 +142,6 @@ def cross_fitted_rate(
     units = independent_units(
         [claims[k] for k in gold_index], [passages[k] for k in gold_index], runs
     )
-    k, fold = gold_folds(units, y, req.folds, req.seed)
     kind_list = None if kinds is None else [kinds.get(g) for g in gold_items]
     gp = GoldPairs(claims, passages, gold_index, y, nli_labels(y, kind_list))
     if req.method == "recombine":
@@ -148,16 +149,23 @@ def cross_fitted_rate(
     else:
         fit = fine_tune_judge(req.folder, gp, req.settings)
     t0 = time.perf_counter()
-    fitted = cross_fit(fold, gold_index, unl_index, fit)
-    seconds = time.perf_counter() - t0
-    est = cluster_crossppi_mean(
+    est, fitted = cross_fitted_mean(
         y,
-        fitted.judge_gold,
-        fitted.judge_unlabelled,
-        runs,
-        [str(judged[u][1]) for u in unl_items],
+        gold_index,
+        unl_index,
+        units,
+        np.asarray(runs, dtype=object),
+        np.asarray([str(judged[u][1]) for u in unl_items], dtype=object),
+        fit,
+        req.folds,
+        req.seed,
         alpha,
-        lam=1.0,
+    )
+    fold, k = fitted.fold, fitted.k
+    say(
+        f"audit: --adapt: {k} fold judges ({req.method}) on {len(gold_items)} gold citations in "
+        f"{time.perf_counter() - t0:.1f} s",
+        req.progress,
     )
     g = len(set(runs) | {str(judged[u][1]) for u in unl_items})
     row = {
@@ -176,7 +184,6 @@ def cross_fitted_rate(
         "folds": k,
         "units": int(np.unique(units).size),
         "seed": req.seed,
-        "seconds": round(seconds, 1),
         "auc_adapted": per_label_auc(fitted.judge_gold, y, kind_list, fold),
         "auc_parent": per_label_auc(parent_p, y, kind_list),
         "description": DESCRIPTION,

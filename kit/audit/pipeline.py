@@ -265,7 +265,9 @@ def adapt_request(
     say(f"audit: --adapt ({opts.method}, at most {opts.folds} folds) on the gold", opts.progress)
     folder = resolve_verifier(opts.verifier)
     settings = FitSettings(3, ADAPT_LR, 16, opts.seed, opts.device)
-    request = AdaptRequest(opts.method, opts.folds, opts.seed, ctx.scorer.inner, folder, settings)
+    request = AdaptRequest(
+        opts.method, opts.folds, opts.seed, ctx.scorer.inner, folder, settings, opts.progress
+    )
     return request, citation_pairs(cites, runs, ctx.chain.passage)
 
 

@@ -342,7 +342,7 @@ def cross_lines(name: str, x: Mapping[str, Any], rate: Mapping[str, Any]) -> lis
     return [
         f"  {name}: {x['estimate']:.3f} [{x['ci_low']:.3f}, {x['ci_high']:.3f}] cross-fitted on "
         f"{rate['n_gold']} gold of {rate['n_judged']} judged (verifier adapted by {a['method']} "
-        f"in {a['folds']} folds of {a['units']} units, {a['seconds']:.1f} s)",
+        f"in {a['folds']} folds of {a['units']} units)",
         f"    adapted judge's AUC on the held-out gold, within folds: {aucs}",
         f"    interval: {x['interval']}",
     ]
