@@ -141,6 +141,7 @@ def _anchored_rate(
     alpha: float,
     gold_path: str,
     cross: Callable[[list[tuple[str, float]], Judged], tuple[dict, dict]] | None = None,
+    kinds: dict[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """One rate anchored on its gold: PPI++, judge-only and gold-only (summary.json's
     ``gold_anchored.rates[]``); citation metrics are clustered by run. ``cross`` (``--adapt``,
@@ -202,8 +203,16 @@ def _anchored_rate(
                 "gold_too_small", f"{what}: cross-fitting: {exc}", where=Location(gold_path)
             ) from None
         rows.insert(0, row)
+    by_kind = None
+    if kinds is not None and metric in CITATION_METRICS:
+        by_kind = kind_rates(
+            [kinds.get(item) for item, _ in pairs],
+            [str(judged[item][1]) for item, _ in pairs],
+            alpha,
+        )
     return {
         "metric": metric,
+        "by_kind": by_kind,
         "system": system,
         "judge": who,
         "n_judged": res.n_judged,
@@ -257,6 +266,7 @@ def gold_anchored(
             alpha,
             gold_path,
             _cross(adapt, texts, cites, kinds, metric, alpha),
+            None if kinds is None else {i: k for (m, i), k in kinds.items() if m == metric},
         )
         for (metric, system), pairs in sorted(
             groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
@@ -324,3 +334,31 @@ def _cross(
         return cross_fitted_rate(pairs, judged, texts, parent, metric_kinds, adapt, alpha)
 
     return run
+
+
+def kind_rates(
+    kinds: list[str | None], runs: list[str], alpha: float
+) -> list[dict[str, Any]] | None:
+    """The gold sample's contradicted and not-enough-info rates apart (issue 56: contradiction
+    is its own failure): the share of gold citations of each kind, cluster-robust by run (t on
+    G - 1) -- gold alone, since the audit's instruments do not tell the two apart. None when a
+    gold row of the rate has no kind, or fewer than 2 runs hold gold."""
+    from kit.stats.ppi import cluster_classical_mean
+
+    if any(k is None for k in kinds) or len(set(runs)) < 2:
+        return None
+    out = []
+    for kind in ("contradicted", "not_enough_info"):
+        x = np.asarray([k == kind for k in kinds], dtype=float)
+        e = cluster_classical_mean(x, np.asarray(runs, dtype=object), alpha)
+        out.append(
+            {
+                "kind": kind,
+                "estimate": e.estimate,
+                "ci_low": e.ci_low,
+                "ci_high": e.ci_high,
+                "n_gold": int(x.size),
+                "count": int(x.sum()),
+            }
+        )
+    return out

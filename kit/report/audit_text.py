@@ -319,6 +319,15 @@ def gold_lines(block: Any, level: float) -> list[str]:
         lines.append(
             f"    intervals: PPI++ and gold alone {p['interval']}; judge alone {j['interval']}"
         )
+        if r.get("by_kind"):
+            lines.append(
+                "    of the gold citations (gold alone): "
+                + "; ".join(
+                    f"{k['kind'].replace('_', ' ')} {k['estimate']:.3f} [{k['ci_low']:.3f}, "
+                    f"{k['ci_high']:.3f}] ({k['count']} of {k['n_gold']})"
+                    for k in r["by_kind"]
+                )
+            )
         lines += [f"    warning: {w}" for w in r["warnings"]]
     left = block.get("not_anchored") or []
     if left:

@@ -291,3 +291,31 @@ def test_adapt_without_gold_and_mislabelled_kinds_are_refused(
     r = invoke(*args, "--gold", str(path), "--adapt", "--method", "recombine")
     assert r.exit_code == 2 and not (tmp_path / "x").exists(), r.output
     assert "row 6, column 'label'" in r.output or "row 6" in r.output, r.output
+
+
+def test_contradicted_and_nei_rates_apart_when_gold_names_the_kind(
+    audited: AuditRun, planted_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 56: GOLD's label column makes contradiction its own failure: the gold sample's
+    contradicted and not-enough-info rates are reported apart (counts as given)."""
+    gold = _gold(audited, planted_dir, n_cites=24, seed=3).assign(metric="unsupported_rate")
+    rng = np.random.default_rng(0)
+    gold["label"] = np.where(
+        gold["gold"] == 1,
+        np.where(rng.random(len(gold)) < 0.5, "contradicted", "not_enough_info"),
+        "supported",
+    )
+    path = tmp_path / "gold.csv"
+    gold.to_csv(path, index=False)
+    out = tmp_path / "report"
+    r = _audit(audited, path, out)
+    assert r.exit_code == 0, r.output
+    s = json.loads((out / "summary.json").read_text())
+    validate_json(s, "audit_summary", "summary.json")
+    (rate,) = s["gold_anchored"]["rates"]
+    kinds = {k["kind"]: k for k in rate["by_kind"]}
+    for kind in ("contradicted", "not_enough_info"):
+        assert kinds[kind]["count"] == int((gold["label"] == kind).sum())
+        assert kinds[kind]["estimate"] == pytest.approx((gold["label"] == kind).mean())
+        assert kinds[kind]["ci_low"] <= kinds[kind]["estimate"] <= kinds[kind]["ci_high"]
+    assert "of the gold citations (gold alone): contradicted " in r.output
