@@ -33,6 +33,7 @@ full-format score table of ``schemas/scores.yaml`` so that the one engine
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,9 +49,11 @@ from kit.runs.importers.harness_scores import (
     RUN_FIELDS,
     HarnessLog,
     SampleScore,
+    canonical,
 )
 
 REFUSAL = "condition_differs"
+GENERIC_READOUT = "score"  # the readout when each log's only scorer has another name
 ENTRY_CONDITION = "fixed_input"
 LENGTH_VIEW = "full_length"
 MEANS_LABEL = "conventional: normal CI, samples independent"
@@ -99,6 +102,24 @@ def _shown(value: str | None) -> str:
     return f"{text[: _SHOWN - 30]}... (sha256 {json_sha256(text)[:12]})"
 
 
+def _leaves(field: str, va: str, vb: str) -> list[tuple[str, str, str]]:
+    """Where two differing condition texts differ: the keys of JSON objects followed down to
+    the values that differ (``solver.num_fewshot``), else the two texts, shortened."""
+    try:
+        xa, xb = json.loads(va), json.loads(vb)
+    except ValueError:
+        return [(field, _shown(va), _shown(vb))]
+    if not (isinstance(xa, dict) and isinstance(xb, dict)):
+        return [(field, _shown(va), _shown(vb))]
+    out = []
+    for key in sorted(set(xa) | set(xb), key=str):
+        ka = canonical(xa.get(key)) if key in xa else "(absent)"
+        kb = canonical(xb.get(key)) if key in xb else "(absent)"
+        if ka != kb:
+            out.extend(_leaves(f"{field}.{key}", ka, kb))
+    return out
+
+
 def _content(log: HarnessLog) -> dict[str, Mapping[str, str]]:
     """Sample id -> the content hashes the log records for it (first epoch that has any)."""
     out: dict[str, Mapping[str, str]] = {}
@@ -118,7 +139,7 @@ def differing_fields(a: HarnessLog, b: HarnessLog) -> list[tuple[str, str, str]]
             continue
         va, vb = a.conditions.get(field), b.conditions.get(field)
         if va is not None and vb is not None and va != vb:
-            out.append((field, _shown(va), _shown(vb)))
+            out.extend(_leaves(field, va, vb))
     ca, cb = _content(a), _content(b)
     common = sorted(set(ca) & set(cb))
     keys = sorted({k for i in common for k in (*ca[i], *cb[i])})
@@ -243,15 +264,16 @@ def score_frame(logs: Sequence[HarnessLog], cluster_column: str | None = None) -
                 f"sample {t!r} never ran in any log, so no log records its {cluster_column!r}",
                 where=Location(logs[0].source, column=cluster_column),
             )
+    notes = list(_notes(logs, frame, cluster_column, fates))
     readouts = sorted({log.readout for log in logs})
-    if len(readouts) > 1:
-        raise InputError(
-            "different_scores",
-            f"the logs were read with different scores ({', '.join(readouts)}): name one with --score",
-            where=Location(logs[0].source),
+    if len(readouts) > 1:  # each log's only scorer, and they differ (a --score is in every log)
+        frame["readout"] = GENERIC_READOUT
+        notes.append(
+            f"the logs' scorers differ ({', '.join(readouts)}): readout {GENERIC_READOUT!r} is "
+            "each log's only scorer; a pair of logs with different scorers is refused"
         )
     n_failed = int(frame["failed"].sum())
-    return HarnessFrame(frame, _notes(logs, frame, cluster_column, fates), fates, n_failed)
+    return HarnessFrame(frame, tuple(notes), fates, n_failed)
 
 
 def _notes(
