@@ -17,7 +17,7 @@ So the true accuracy is 0.90, 0.75 and 0.20; strong vs weak is the planted large
 
 Run from the repository root (needs the ``import`` extra, i.e. inspect-ai):
 
-    .venv/bin/python examples/certify/harness_logs.py /tmp/syn-logs
+    .venv/bin/python examples/certify/harness_logs.py --out /tmp/syn-logs
 
 :func:`write_logs` is also what tests/certify/test_harness_logs.py runs, with variations of the
 task (another dataset, another scorer) to show refusals.
@@ -122,10 +122,10 @@ def write_logs(out: Path, models: tuple[str, ...] = MODELS, **variant: Any) -> l
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: harness_logs.py OUT_FOLDER", file=sys.stderr)
+    if len(argv) != 2 or argv[0] != "--out":
+        print("usage: harness_logs.py --out FOLDER", file=sys.stderr)
         return 2
-    out = Path(argv[0])
+    out = Path(argv[1])
     for path in write_logs(out):
         print(f"harness_logs: wrote {path}")
     return 0

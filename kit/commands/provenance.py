@@ -67,7 +67,8 @@ def command_line(
         name = param.name or ""
         value = placeholders.get(name, ctx.params.get(name))
         if isinstance(param, click.Argument):
-            words += [str(v) for v in (value if param.multiple else (value,)) if v is not None]
+            many = param.multiple or param.nargs != 1
+            words += [str(v) for v in (value if many else (value,)) if v is not None]
             continue
         source = ctx.get_parameter_source(name)
         if source is None or source.name == "DEFAULT" or not isinstance(param, click.Option):
