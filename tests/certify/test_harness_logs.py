@@ -282,3 +282,24 @@ def test_lm_eval_samples_certify_and_refuse_a_fewshot_change(tmp_path: Path) -> 
     assert means == pytest.approx({"org/big": 28 / 30, "org/mid": 20 / 30, "org/small": 0.2})
     conditions = _rows(out / "conditions.csv")
     assert {c["field"] for c in conditions if c["all_equal"] == "False"} == {"solver"}
+
+
+def test_files_given_one_by_one_and_bad_inputs_exit_2(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    files = sorted(str(p) for p in logs["base"].iterdir())
+    out = tmp_path / "cert"
+    r = _certify([*files, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    context = json.loads((out / "context.json").read_text())
+    assert sorted(context["inputs"]) == ["design_path", "scores[1]", "scores[2]", "scores[3]"]
+    r = _certify([str(logs["base"]), "--cluster-column", "chapter", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "no usable metadata field 'chapter'" in r.output
+    assert ".eval" in r.output  # the file is named
+    again = tmp_path / "again"
+    again.mkdir()
+    for f in files[:2]:
+        shutil.copy(f, again / Path(f).name)
+    shutil.copy(files[0], again / "copy.eval")
+    r = _certify([str(again), "--out", str(tmp_path / "y")])
+    assert r.exit_code == 2 and "has two logs" in r.output
