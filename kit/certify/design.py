@@ -95,6 +95,10 @@ class Design:
     inference_seed: int = 0  # seed of those random sign vectors (deterministic verdicts)
     admissibility: str = "tested"  # "assumed": every pair admitted unseen (ADMISSIBILITY above)
     source: str = "design"  # the design file, named by every error about the design
+    # Pairs (sorted names) refused from declared conditions the score table does not carry,
+    # with the reason: the harness logs' specs (kit.certify.harness.pair_refusals). Never read
+    # from the YAML; applied by the engine before Definition 1 (kit.certify.engine.admissions).
+    refused: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def pairs(self, systems: list[str]) -> list[tuple[str, str]]:
         """The declared family: explicit pairs, or all pairs of ``systems`` in sorted order."""

@@ -425,7 +425,9 @@ def bonferroni_m(n_pairs: int, n_readouts: int, design: Design) -> int:
 
 
 def admissions(board: Board, design: Design, fam: _Family) -> list[list[Admission]]:
-    """Definition 1 for every (readout, pair); absent systems are left to too_few_tasks."""
+    """Definition 1 for every (readout, pair); absent systems are left to too_few_tasks; a pair
+    the design refuses from declared conditions outside the table (``Design.refused``: the
+    harness logs' specs) is refused with its reason, whatever the metadata say."""
     out: list[list[Admission]] = []
     assumed = design.admissibility == "assumed"
     conds = [
@@ -437,6 +439,10 @@ def admissions(board: Board, design: Design, fam: _Family) -> list[list[Admissio
         for (a, b), ia, ib, cond in zip(fam.pairs, fam.ia, fam.ib, conds, strict=True):
             if ia < 0 or ib < 0:
                 row.append(Admission(True, 0.0, math.nan, "system_absent"))
+            elif (a, b) in design.refused:  # declared conditions outside the table differ
+                eps_fair = design.tolerance.get(readout)
+                fair = math.nan if eps_fair is None else float(eps_fair)
+                row.append(Admission(False, math.inf, fair, design.refused[(a, b)]))
             elif cond is None:  # admissibility: assumed
                 row.append(admit_assumed(readout, design))
             else:

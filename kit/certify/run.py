@@ -1,6 +1,8 @@
 """`kit certify` as one library verb: read a score table, certify it, calibrate and validate.
 
-:func:`certify_scores` is the whole pipeline of the command (docs/architecture.md, "Certified
+:func:`certify_input` is the command's verb: harness logs go to :func:`certify_logs` (the logs
+laid out as the full score table by kit.certify.harness, then certified by the same engine),
+a score table to :func:`certify_scores`, the whole pipeline of the command (docs/architecture.md, "Certified
 leaderboard"): the score table read in either format (:func:`read_scores`), the board
 certified (:func:`kit.certify.engine.certify_board`), and on request the sign-flip calibration
 with leave-one-cluster-out and the validity of the design on synthetic boards shaped like the
@@ -9,7 +11,8 @@ input. It returns every table; the command writes them, draws the figure and pri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +80,7 @@ class CertifiedBoard:
     """Every table of one certification, and what the command says about them."""
 
     frame: pd.DataFrame  # the long score table certified
-    table_kind: str  # full or plain
+    table_kind: str  # full, plain or logs
     notes: tuple[str, ...]  # how a plain table was read
     result: Certification
     calibration: pd.DataFrame | None  # with null_draws
@@ -85,6 +88,7 @@ class CertifiedBoard:
     validity: pd.DataFrame | None  # with validate
     validity_line: str
     synthetic: dict[str, object] | None  # the scores' synthetic record
+    harness: HarnessTables | None = None  # harness logs: the conventional analysis and the logs
 
 
 def certify_scores(
@@ -100,9 +104,141 @@ def certify_scores(
     ``progress`` hears each stage."""
     progress(f"reading {scores}")
     frame, table_kind, notes = read_scores(scores, design, cluster_column)
+    board = _certify_frame(frame, design, targets_path, str(scores), request, progress)
+    return dataclasses.replace(
+        board, table_kind=table_kind, notes=notes, synthetic=synthetic_record(scores, frame)
+    )
+
+
+@dataclass(frozen=True)
+class LogRequest:
+    """What `kit certify LOGS` asks of harness logs: the score read (inspect_ai scorer, or
+    ``scorer.key`` of a dict score; lm-eval metric; None: the logs' only one) and the lm-eval
+    filter (None: each file's first)."""
+
+    score: str | None = None
+    filter_name: str | None = None
+
+
+@dataclass(frozen=True)
+class HarnessTables:
+    """What `kit certify LOGS` adds to the board: the conventional analysis beside it (per
+    model means with CIs treating samples as independent; the unpaired z-test of each pair),
+    the logs read and their declared conditions, and the summary (summary.json)."""
+
+    means: pd.DataFrame
+    unpaired: pd.DataFrame
+    logs: pd.DataFrame
+    conditions: pd.DataFrame
+    summary: dict[str, object]
+
+
+def certify_input(
+    inputs: Sequence[Path],
+    design: Design,
+    targets_path: Path | None,
+    cluster_column: str | None,
+    request: CertifyRequest,
+    logs: LogRequest = LogRequest(),
+    progress: Callable[[str], None] = lambda line: None,
+) -> CertifiedBoard:
+    """`kit certify INPUT...`: harness logs (a folder, or ``.eval`` / ``.json`` / ``.jsonl``
+    files: :func:`certify_logs`) or one score table (CSV / Parquet: :func:`certify_scores`).
+    Raises :class:`ConfigError` for several score tables, or for ``logs`` options given with a
+    score table."""
+    from kit.runs.importers.harness_scores import is_harness_input
+
+    if is_harness_input(inputs):
+        return certify_logs(inputs, design, targets_path, cluster_column, request, logs, progress)
+    if len(inputs) != 1:
+        raise ConfigError(
+            "bad_parameter",
+            f"{len(inputs)} score tables given: kit certify reads one score table, or a folder "
+            "(or files) of harness logs",
+        )
+    given = [n for n, v in (("--score", logs.score), ("--filter", logs.filter_name)) if v]
+    if given:
+        raise ConfigError(
+            "bad_parameter",
+            f"{' and '.join(given)} choose what is read from harness logs; {inputs[0]} is a "
+            "score table (its score column is read)",
+        )
+    return certify_scores(inputs[0], design, targets_path, cluster_column, request, progress)
+
+
+def certify_logs(
+    inputs: Sequence[Path],
+    design: Design,
+    targets_path: Path | None,
+    cluster_column: str | None,
+    request: CertifyRequest,
+    logs: LogRequest = LogRequest(),
+    progress: Callable[[str], None] = lambda line: None,
+) -> CertifiedBoard:
+    """Certify the models of a folder (or files) of harness logs (kit.certify.harness): one
+    benchmark or exit 2; pairs whose declared conditions differ refused (decided from the
+    conditions alone); the logs laid out as the full score table and certified by the one
+    engine; the conventional analysis computed beside it."""
+    from kit.certify.harness import (
+        check_one_benchmark,
+        condition_table,
+        log_table,
+        pair_refusals,
+        sample_means,
+        score_frame,
+        unpaired_tests,
+    )
+    from kit.certify.plain import FULL_SCHEMA
+    from kit.runs.importers.harness_scores import read_harness_logs
+
+    progress(f"reading harness logs: {', '.join(map(str, inputs))}")
+    read = read_harness_logs(inputs, logs.score, logs.filter_name)
+    check_one_benchmark(read)
+    refused = pair_refusals(read)  # declared conditions only: no score enters the decision
+    design = dataclasses.replace(design, refused={**design.refused, **refused})
+    laid = score_frame(read, cluster_column)
+    source = str(inputs[0]) if len(inputs) == 1 else f"{len(inputs)} inputs"
+    frame = validate_frame(laid.frame, FULL_SCHEMA, source)
+    board = _certify_frame(frame, design, targets_path, source, request, progress)
+    means = sample_means(frame, design.alpha)
+    summary: dict[str, object] = {
+        "harness": read[0].harness,
+        "task": str(read[0].conditions.get("task")),
+        "score": read[0].readout,
+        "logs": len(read),
+        "cluster": cluster_column or "each sample its own cluster",
+        "failed samples": laid.failed_samples,
+        "pairs refused from declared conditions": len(refused),
+    }
+    tables = HarnessTables(
+        means,
+        unpaired_tests(means, board.result.pairs, design.alpha),
+        log_table(read),
+        condition_table(read),
+        summary,
+    )
+    notes = (
+        *laid.notes,
+        *(
+            f"{a} vs {b} refused before any score was read: {why}"
+            for (a, b), why in refused.items()
+        ),
+    )
+    return dataclasses.replace(board, table_kind="logs", notes=notes, harness=tables)
+
+
+def _certify_frame(
+    frame: pd.DataFrame,
+    design: Design,
+    targets_path: Path | None,
+    source: str,
+    request: CertifyRequest,
+    progress: Callable[[str], None],
+) -> CertifiedBoard:
+    """Certify a validated long score table, then calibrate and validate as ``request`` says."""
     targets = read_table(targets_path, "certify_targets") if targets_path else None
     progress(f"certifying {len(frame)} rows")
-    source, targets_source = str(scores), str(targets_path or "")
+    targets_source = str(targets_path or "")
     result = certify_board(frame, design, targets, source, targets_source)
     _check_scope(request, result)
     cal = loco = validity = None
@@ -130,10 +266,7 @@ def certify_scores(
                 frame, design, n, request.seed, targets, source, targets_source, mapper=run
             )
             validity_line = validity_sentence(validity)
-    synthetic = synthetic_record(scores, frame)
-    return CertifiedBoard(
-        frame, table_kind, notes, result, cal, loco, validity, validity_line, synthetic
-    )
+    return CertifiedBoard(frame, "full", (), result, cal, loco, validity, validity_line, None)
 
 
 def _check_scope(request: CertifyRequest, result: Certification) -> None:

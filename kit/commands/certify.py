@@ -1,4 +1,5 @@
-"""`kit certify`: a certified leaderboard from a score table (the verb: kit.certify.run)."""
+"""`kit certify`: a certified leaderboard from a score table or harness logs (the verb:
+kit.certify.run.certify_input)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from kit.certify.run import (
     SYNTHETIC_FILE,
     CertifiedBoard,
     CertifyRequest,
-    certify_scores,
+    LogRequest,
+    certify_input,
     verdict_counts,
 )
 from kit.commands.options import format_option
@@ -28,7 +30,7 @@ _path = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.command("certify")
-@click.argument("scores", type=_path)
+@click.argument("scores", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--design",
     "design_path",
@@ -41,7 +43,21 @@ _path = click.Path(dir_okay=False, path_type=Path)
     "--cluster-column",
     default=None,
     help="The column of SCORES that holds each task's cluster, when it is not named 'cluster' "
-    "(a plain table without any cluster column makes each task its own cluster).",
+    "(a plain table without any cluster column makes each task its own cluster); for harness "
+    "logs, the sample metadata field (lm-eval: doc field) that holds it (default: each sample "
+    "its own cluster).",
+)
+@click.option(
+    "--score",
+    default=None,
+    help="Harness logs: the score to certify: an inspect_ai scorer name (SCORER.KEY for a key "
+    "of a dict score) or an lm-eval metric (default: the logs' only one).",
+)
+@click.option(
+    "--filter",
+    "filter_name",
+    default=None,
+    help="lm-eval logs: the filter whose lines are read (default: each file's first).",
 )
 @click.option(
     "--out",
@@ -95,7 +111,7 @@ _path = click.Path(dir_okay=False, path_type=Path)
 @engine_options
 @sealed_output("out_dir", kind="certify", context=True, keep={"design_path": DESIGN_COPY})
 def certify(
-    scores: Path,
+    scores: tuple[Path, ...],
     design_path: Path,
     out_dir: Path,
     targets_path: Path | None,
@@ -105,15 +121,18 @@ def certify(
     calibration_scope: str,
     figure: bool,
     cluster_column: str | None,
+    score: str | None,
+    filter_name: str | None,
     fmt: str,
     engine: str,
     ray_address: str | None,
     ray_workers: int | None,
     ray_connect_timeout: float | None,
 ) -> None:
-    """Certify every pair of a score table under a declared design (Eq. 4 of the paper).
+    """Certify every pair of a score table, or of harness logs, under a declared design (Eq. 4).
 
-    SCORES is a score table (plain or long, below); DESIGN the declared design YAML.
+    SCORES is one score table (plain or long, below), or harness logs (a folder, or several
+    .eval / .json / samples_*.jsonl files); DESIGN the declared design YAML.
 
     \b
     SCORES: a CSV (or Parquet) score table in one of two formats (docs/certify.md):
@@ -130,6 +149,13 @@ def certify(
       system, readout, score, failed, entry_hash, backbone, entry_condition, length_view;
       admissibility is tested from the entry metadata (Definition 1).
         t01,c1,A,synthesis,0.81,false,sha256:9f..,llama-3,fixed_input,matched_length
+    - harness logs (docs/certify.md, "From harness logs"): inspect_ai logs or lm-eval samples
+      files of one task, one log per model. Mixed tasks or datasets exit 2; a pair of logs
+      whose declared conditions differ (dataset samples, scorers, tools, limits, solver plan,
+      generation config) is refused, the reason naming the fields and both values. Pairs by
+      sample id; epochs averaged per (model, sample); an errored, limited or unscored sample
+      is a failed run. Also writes means.csv and unpaired.csv (the conventional analysis:
+      samples independent, unpaired z-test), logs.csv, conditions.csv and summary.json.
     \b
     DESIGN (--design): YAML declared before any score is read (schemas/json/design.schema.json):
     alpha, family, tolerance, nuisance constants, clusters, axes, inference, admissibility.
@@ -159,7 +185,8 @@ def certify(
         import_ray()  # a missing extra: exit 2 before any work
     design = parse_design(read_yaml(design_path, "design"), str(design_path))
     request = CertifyRequest(null_draws, validate, seed, calibration_scope, spec)
-    board = certify_scores(scores, design, targets_path, cluster_column, request, _progress)
+    logs = LogRequest(score, filter_name)
+    board = certify_input(scores, design, targets_path, cluster_column, request, logs, _progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_tables(board, out_dir)
     if board.synthetic is not None:
@@ -175,6 +202,9 @@ def certify(
         )
     _summary(board, scores, design_path)
     click.echo(render(board.result.ranks, fmt, title="Rank intervals (composite)"), nl=False)
+    if board.harness is not None:
+        title = "Certified (paired) beside conventional (unpaired z, samples independent)"
+        click.echo(render(board.harness.unpaired[list(SIDE_BY_SIDE)], fmt, title=title), nl=False)
 
 
 def _progress(line: str) -> None:
@@ -198,16 +228,32 @@ def _write_tables(board: CertifiedBoard, out_dir: Path) -> None:
         (board.loco, "certify_loco", "loco", ("csv",)),
         (board.validity, "certify_validity", "validity", ("csv",)),
     ]
+    if board.harness is not None:
+        h = board.harness
+        tables += [
+            (h.means, "certify_log_means", "means", ("csv", "markdown")),
+            (h.unpaired, "certify_log_unpaired", "unpaired", ("csv", "markdown")),
+            (h.logs, "certify_logs", "logs", ("csv",)),
+            (h.conditions, "certify_conditions", "conditions", ("csv",)),
+        ]
+        text = json.dumps(h.summary, indent=2, sort_keys=True) + "\n"
+        atomic.write_text(out_dir / "summary.json", text)
     for frame, schema, name, formats in tables:
         if frame is not None:
             write_table(frame, out_dir / name, formats, csv_float_fmt=FULL_PRECISION, schema=schema)
 
 
-def _summary(board: CertifiedBoard, scores: Path, design_path: Path) -> None:
+SIDE_BY_SIDE = ("system_a", "system_b", "gap_paired", "q", "verdict", "diff_unpaired", "p_unpaired")
+
+
+def _summary(board: CertifiedBoard, scores: tuple[Path, ...], design_path: Path) -> None:
     """The lines `kit certify` prints above the rank table."""
     result = board.result
     if board.table_kind == "plain":
-        click.echo(f"plain score table ({scores}): " + "; ".join(board.notes))
+        click.echo(f"plain score table ({scores[0]}): " + "; ".join(board.notes))
+    if board.table_kind == "logs":
+        for note in board.notes:
+            click.echo(f"harness logs: {note}")
     if result.admissibility == "assumed":
         click.echo(
             f"{ASSUMED_LABEL.capitalize()} ({design_path}: 'admissibility: assumed'): no pair "

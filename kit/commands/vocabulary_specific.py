@@ -130,7 +130,7 @@ SPECIFIC_TERMS: dict[str, Term] = {
     ),
     "task": Term("--task", "Task name of imported runs (import lm-eval)."),
     "lm_eval_filter": Term(
-        "--filter", "The lm-eval filter whose responses are imported (import lm-eval)."
+        "--filter", "The lm-eval filter whose lines are read (import lm-eval, certify)."
     ),
     "dvc_cache": Term("--dvc-cache", "DVC cache folder tried first (registry fetch)."),
     "no_dvc_cache": Term("--no-dvc-cache", "Skip the DVC cache (registry fetch)."),
@@ -150,7 +150,14 @@ SPECIFIC_TERMS: dict[str, Term] = {
     "n_tasks": Term("--tasks", "Synthetic tasks (simulate board)."),
     "clusters": Term("--clusters", "Synthetic task clusters (simulate board)."),
     "cluster_column": Term(
-        "--cluster-column", "The column of a plain score table that holds the cluster (certify)."
+        "--cluster-column",
+        "The column of a plain score table, or the sample metadata field of harness logs, "
+        "that holds the cluster (certify).",
+    ),
+    "harness_score": Term(
+        "--score",
+        "The harness score to certify: inspect_ai scorer (SCORER.KEY of a dict) or lm-eval "
+        "metric (certify).",
     ),
     "readouts": Term("--readouts", "Synthetic readouts (simulate board)."),
     "fail_rate": Term("--fail-rate", "Synthetic failure rate (simulate board)."),
