@@ -45,7 +45,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 README = REPO_ROOT / "README.md"
 # the pages whose commands the contract runs, in reading order: the README, then the pages it
 # sends a reader to (what moved out of the README, in the order it was written there)
-PAGES = ("README.md", "docs/verifiers.md", "docs/gold.md", "docs/audit.md", "docs/corpora.md")
+PAGES = (
+    "README.md",
+    "docs/verifiers.md",
+    "docs/gold.md",
+    "docs/audit.md",
+    "docs/corpora.md",
+    "docs/inspect.md",
+)
 _BASH_FENCE = re.compile(r"^```bash\s*$", re.MULTILINE)
 # pages with ```bash blocks the contract does not run, and why
 NOT_RUN = {
