@@ -136,11 +136,7 @@ def read_inputs(opts: AuditOptions) -> Inputs:
         "runs": {"path": str(opts.runs), "sha256": file_sha256(opts.runs)}
     }
     checklists, verdicts = _read_grading(opts, res, hashes)
-    calibration = None
-    if opts.calibration != DEFAULT_CALIBRATION:
-        from kit.guard.conformal.calibration import load_calibration
-
-        calibration = load_calibration(opts.calibration, opts.raw)
+    calibration = read_calibration(opts)
     board, design, agent = _read_board(opts, res, hashes)
     truth, planted_design, failed = _read_planted(opts, hashes)
     gold = None
@@ -165,6 +161,17 @@ def read_inputs(opts: AuditOptions) -> Inputs:
         gold,
     )
     return inputs
+
+
+def read_calibration(opts: AuditOptions) -> Any | None:
+    """The calibration set ``--calibration`` names (a file, an artifact, a registry name), or
+    None for the default: construction-labelled pairs scored by the verifier at audit time
+    (:func:`kit.audit.flags.calibrate`)."""
+    if opts.calibration == DEFAULT_CALIBRATION:
+        return None
+    from kit.guard.conformal.calibration import load_calibration
+
+    return load_calibration(opts.calibration, opts.raw)
 
 
 def _read_audit_runs(opts: AuditOptions) -> tuple[RunsRead, int]:

@@ -49,9 +49,11 @@ class Context:
     closed_world: bool
 
 
-def open_context(opts: AuditOptions, inputs: Inputs) -> Context:
+def open_context(opts: AuditOptions, inputs: Inputs | None) -> Context:
     """Load the verifier (ONNX sha256 checked against its card), the registry corpus and the
-    corpus chain named by ``--corpus``; wrap the verifier in the score store."""
+    corpus chain named by ``--corpus``; wrap the verifier in the score store. Without
+    ``inputs`` (runs scored one at a time: :func:`open_guard`) there is no planted set: PubMedQA
+    is a sample and no lookup is a simulated outage."""
     from kit.corpus.catalog import open_chain, parse_names, pubmedqa_memory
     from kit.corpus.identifiers import SCHEMES
     from kit.grade.pubmedqa_corpus import build_corpus
@@ -68,8 +70,9 @@ def open_context(opts: AuditOptions, inputs: Inputs) -> Context:
     )
     texts = dict(corpus.abstract)
     # a planted set's design makes PubMedQA its closed world; otherwise PubMedQA is a sample
-    closed_world = inputs.planted_design is not None
-    pubmedqa = pubmedqa_memory(texts, sorted(inputs.failed_lookups), closed_world)
+    closed_world = inputs is not None and inputs.planted_design is not None
+    failed = () if inputs is None else sorted(inputs.failed_lookups)
+    pubmedqa = pubmedqa_memory(texts, failed, closed_world)
     chain = open_chain(parse_names(opts.corpus), opts.corpus_root, pubmedqa)
     return Context(
         corpus,
@@ -133,10 +136,15 @@ class CitationAudit:
     check: CitationCheck
 
 
-def prepare(opts: AuditOptions) -> tuple[Inputs, Context]:
-    """Read and validate every input, then open the corpora, the verifier and the store."""
+def check_alpha(opts: AuditOptions) -> None:
+    """--alpha, when given, lies in (0, 1) (checked before anything is read or scored)."""
     if opts.alpha is not None and not 0.0 < opts.alpha < 1.0:
         raise ConfigError("bad_parameter", f"--alpha must lie in (0, 1); got {opts.alpha}")
+
+
+def prepare(opts: AuditOptions) -> tuple[Inputs, Context]:
+    """Read and validate every input, then open the corpora, the verifier and the store."""
+    check_alpha(opts)
     inputs = read_inputs(opts)
     resolved_alpha(opts, inputs.calibration)  # a bad alpha fails before anything is scored
     ctx = open_context(opts, inputs)
@@ -150,6 +158,62 @@ def audit_l1_l2(opts: AuditOptions) -> CitationAudit:
     rule = SupportRule(opts.yes_at, opts.partial_at)
     inputs, ctx = prepare(opts)
     return CitationAudit(inputs, ctx, check_citations(inputs.runs.runs, ctx, rule, opts.progress))
+
+
+def calibrate(
+    ctx: Context,
+    runs: Sequence[AgentRun],
+    rule: SupportRule,
+    given: Any | None,
+    same_verifier: bool | None,
+    opts: AuditOptions,
+) -> flags_stage.Calibration:
+    """The conformal stage's calibration (:func:`kit.audit.flags.calibrate`: the instrument's
+    ``--n-cal`` held-out pairs drawn with ``--seed`` from items ``runs`` neither answer nor cite,
+    and the default calibration set when ``given`` is None), its scores flushed to the store."""
+    cal = flags_stage.calibrate(
+        ctx.corpus, runs, ctx.scorer, rule, given, same_verifier, opts.n_cal, opts.seed
+    )
+    ctx.scorer.flush()
+    return cal
+
+
+@dataclass(frozen=True)
+class CitationGuard:
+    """The citation stages opened once for runs that come one at a time (the inspect_ai scorer,
+    :mod:`kit.inspect_ext`): the context, the L2 rule, the calibration and alpha."""
+
+    context: Context
+    rule: SupportRule
+    calibration: flags_stage.Calibration
+    alpha: float
+    level: float
+
+
+def open_guard(opts: AuditOptions, runs: Sequence[AgentRun] = ()) -> CitationGuard:
+    """Check the options as :func:`prepare` does, read ``--calibration``, open the context and
+    calibrate -- with the functions `kit audit` calls, in its order. ``runs`` are the runs whose
+    items the default calibration's held-out draw excludes (`kit audit` passes every audited
+    run; a scorer that sees one sample at a time knows none up front)."""
+    from kit.audit.inputs import read_calibration
+    from kit.guard.conformal.calibration import check_verifier
+
+    check_alpha(opts)
+    given = read_calibration(opts)
+    alpha = resolved_alpha(opts, given)
+    ctx = open_context(opts, None)
+    same = None if given is None else check_verifier(given, ctx.card)
+    rule = SupportRule(opts.yes_at, opts.partial_at)
+    cal = calibrate(ctx, runs, rule, given, same, opts)
+    return CitationGuard(ctx, rule, cal, alpha, opts.level)
+
+
+def guard_runs(guard: CitationGuard, runs: Sequence[AgentRun]) -> flags_stage.Flags:
+    """Claims -> L1 -> L2 (:func:`check_citations`) and the conformal flags
+    (:func:`kit.audit.flags.conformal_flags`) of ``runs`` under an opened guard: the rows of
+    `kit audit`'s citations.csv for these runs, but for re-attribution's columns."""
+    check = check_citations(runs, guard.context, guard.rule)
+    return flags_stage.conformal_flags(check.frame, guard.calibration, guard.alpha, guard.level)
 
 
 @dataclass
@@ -183,10 +247,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     check = check_citations(runs, ctx, rule, opts.progress)
     # conformal flags -------------------------------------------------------------------
     say(f"audit: scoring up to {opts.n_cal} held-out right/wrong calibration pairs", opts.progress)
-    cal = flags_stage.calibrate(
-        ctx.corpus, runs, ctx.scorer, check.rule, inputs.calibration, same, opts.n_cal, opts.seed
-    )
-    ctx.scorer.flush()
+    cal = calibrate(ctx, runs, rule, inputs.calibration, same, opts)
     flagged = flags_stage.conformal_flags(check.frame, cal, alpha, opts.level)
     # re-attribution --------------------------------------------------------------------
     n_flag = int((flagged.frame["flag_reason"] == "score_at_or_below_tau").sum())

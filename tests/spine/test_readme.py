@@ -52,6 +52,7 @@ PAGES = (
     "docs/audit.md",
     "docs/corpora.md",
     "docs/certify.md",
+    "docs/inspect.md",
 )
 _BASH_FENCE = re.compile(r"^```bash\s*$", re.MULTILINE)
 # pages with ```bash blocks the contract does not run, and why

@@ -24,6 +24,7 @@ Reads the log with inspect_ai's own reader (``inspect_ai.log.read_eval_log``; th
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,25 +111,55 @@ def _tool_calls(messages: list[Any]) -> list[dict[str, Any]]:
     return [calls[i] for i in order]
 
 
-def _tools_offered(sample: Any) -> bool:
-    return any(
-        getattr(e, "event", "") == "model" and getattr(e, "tools", None) for e in sample.events
-    )
+def tools_offered(events: Sequence[Any]) -> bool:
+    """Whether any model call of a sample's ``events`` offered the model tools."""
+    return any(getattr(e, "event", "") == "model" and getattr(e, "tools", None) for e in events)
+
+
+def run_record(
+    *,
+    run_id: str,
+    task_id: str,
+    model: str,
+    messages: Sequence[Any],
+    output: Any,
+    events: Sequence[Any],
+    fate: dict[str, Any],
+) -> dict[str, Any]:
+    """The v2 record of one inspect_ai conversation: its ``messages``, its ``output`` (a
+    ``ModelOutput`` or None) and its ``events``, with the sample's ``fate`` (:func:`sample_status`
+    or :func:`fate_from_events`). The one conversion of an inspect_ai sample into a run: the
+    importer (:func:`sample_record`, from an ``EvalSample``) and the citation scorer
+    (:mod:`kit.inspect_ext.scorer`, from a ``TaskState``) both call it, so a sample is the same
+    run to both."""
+    calls = _tool_calls(list(messages))
+    return {
+        "format_version": 2,
+        "run_id": run_id,
+        "task_id": task_id,
+        "model": model,
+        "answer": "" if output is None else str(output.completion or ""),
+        "tool_calls": calls,
+        "tools_enabled": bool(calls) or tools_offered(events),
+        **fate,
+    }
 
 
 def sample_record(log: Any, sample: Any, source: str) -> dict[str, Any]:
-    """One v2 record for one sample of an EvalLog."""
+    """One v2 record for one sample of an EvalLog (:func:`run_record`, with the log's usage,
+    scores, time and metadata)."""
     task = str(log.eval.task)
-    calls = _tool_calls(list(sample.messages))
     usage = list((sample.model_usage or {}).values())
-    rec: dict[str, Any] = {
-        "format_version": 2,
-        "run_id": f"{task}:{log.eval.eval_id}:{sample.id}:{sample.epoch}",
-        "task_id": str(sample.id),
-        "model": str(log.eval.model),
-        "answer": "" if sample.output is None else str(sample.output.completion or ""),
-        "tool_calls": calls,
-        "tools_enabled": bool(calls) or _tools_offered(sample),
+    rec = run_record(
+        run_id=f"{task}:{log.eval.eval_id}:{sample.id}:{sample.epoch}",
+        task_id=str(sample.id),
+        model=str(log.eval.model),
+        messages=sample.messages,
+        output=sample.output,
+        events=sample.events,
+        fate=sample_status(sample),
+    )
+    rec |= {
         "tokens": {
             "prompt": sum(u.input_tokens or 0 for u in usage) if usage else None,
             "completion": sum(u.output_tokens or 0 for u in usage) if usage else None,
@@ -149,8 +180,29 @@ def sample_record(log: Any, sample: Any, source: str) -> dict[str, Any]:
     }
     if sample.total_time is not None:
         rec["wall_time_s"] = float(sample.total_time)
-    rec |= sample_status(sample)
     return rec
+
+
+def fate_from_events(events: Sequence[Any]) -> dict[str, Any]:
+    """A sample's fate read from its transcript events, the form a scorer sees (a
+    ``TaskState`` carries no error or limit): the last ``error`` event makes it ``status:
+    error``, else the last ``sample_limit`` event ``status: limit``, else ``ok``. Fields as
+    :func:`sample_status` gives them from an ``EvalSample``."""
+    errors = [e for e in events if getattr(e, "event", "") == "error"]
+    if errors:
+        return {"status": "error", "error": str(errors[-1].error.message)}
+    limits = [e for e in events if getattr(e, "event", "") == "sample_limit"]
+    if limits:
+        lim = limits[-1]
+        return {
+            "status": "limit",
+            "limit": {
+                "type": str(lim.type),
+                "value": None if lim.limit is None else float(lim.limit),
+                "reason": None if lim.message is None else str(lim.message),
+            },
+        }
+    return {"status": "ok"}
 
 
 def sample_status(sample: Any) -> dict[str, Any]:

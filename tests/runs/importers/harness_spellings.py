@@ -143,7 +143,8 @@ def scripted_agent(messages: list[Any], tools: Any, tool_choice: Any, config: An
     return ModelOutput.from_content("mockllm/model", ANSWERS[sample])
 
 
-def spellings_task(records: list[dict[str, str]]) -> Any:
+def spellings_task(records: list[dict[str, str]], scorer: Any = None) -> Any:
+    """The task (module doc), scored by ``scorer`` (default inspect_ai's ``includes()``)."""
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
     from inspect_ai.scorer import includes
@@ -170,14 +171,17 @@ def spellings_task(records: list[dict[str, str]]) -> Any:
         name="pubmed_spellings",
         dataset=[Sample(input=q, target="PMID", id=k) for k, q in QUESTIONS.items()],
         solver=[use_tools(pubmed_search()), generate()],
-        scorer=includes(),
+        scorer=includes() if scorer is None else scorer,
         message_limit=MESSAGE_LIMIT,
     )
 
 
-def write_spellings_log(log_dir: Path, raw: Path) -> tuple[Path, list[dict[str, str]]]:
-    """One eval of :func:`spellings_task` written by inspect_ai into ``log_dir``; the log and
-    the records its tool printed."""
+def write_spellings_log(
+    log_dir: Path, raw: Path, scorer: Any = None
+) -> tuple[Path, list[dict[str, str]]]:
+    """One eval of :func:`spellings_task` (scored by ``scorer``) written by inspect_ai into
+    ``log_dir``; the log and the records its tool printed."""
     records = pubmedqa_records(raw)
-    log = write_mock_log(spellings_task(records), scripted_agent, log_dir, fail_on_error=False)
+    task = spellings_task(records, scorer)
+    log = write_mock_log(task, scripted_agent, log_dir, fail_on_error=False)
     return log, records
