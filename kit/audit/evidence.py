@@ -39,7 +39,7 @@ citation falls back to the corpus passage. A failed call (status error / timeout
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -231,3 +231,26 @@ def agent_read_rows(
 def unread_refs(runs: Sequence[AgentRun]) -> int:
     """Tool calls that kept their response only as ``response_ref`` (not readable here)."""
     return sum(1 for r in runs for c in r.tool_calls if c.response_ref and c.response_text is None)
+
+
+def citation_pairs(
+    cites: Any, runs: Sequence[AgentRun], passage_of: Callable[[str, str], str | None]
+) -> dict[str, tuple[str, str]]:
+    """item_id (RUN_ID/CLAIM_NO/CITATION) -> (claim, passage) of every scored citation, the
+    passage as L2 read it: what the agent read when that decided (evidence tool_response), else
+    the corpus passage."""
+    by_id = {r.run_id: r for r in runs}
+    out: dict[str, tuple[str, str]] = {}
+    scored = cites[cites["support_score"].notna()]
+    for r in scored.itertuples(index=False):
+        text = None
+        if r.evidence == "tool_response":
+            run = by_id[r.run_id]
+            cit = next(c for c in run.cited if c.label == r.citation)
+            read = agent_read(run, cit)
+            text = None if read is None else read.text
+        if not text:
+            text = passage_of(str(r.id_type), str(r.value))
+        if text:
+            out[f"{r.run_id}/{r.claim_no}/{r.citation}"] = (str(r.claim), text)
+    return out

@@ -15,18 +15,17 @@ gold items and K; the seconds the fold judges took are said on stderr (summary.j
 same bytes for the same inputs).
 
 Each citation is read as L2 read it: the passage the agent read (evidence ``tool_response``),
-else the corpus passage (:func:`citation_pairs`).
+else the corpus passage (:func:`kit.audit.evidence.citation_pairs`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from kit.anchor.cross_fit import cross_fitted_mean
 from kit.core.progress import say
@@ -56,31 +55,6 @@ class AdaptRequest:
     folder: Any  # the parent's card folder (fine-tune reloads its weights)
     settings: Any  # kit.guard.training.adapt.FitSettings (fine-tune)
     progress: bool = True  # say how long the fold judges took (stderr; never in summary.json)
-
-
-def citation_pairs(
-    cites: pd.DataFrame, runs: Sequence[Any], passage_of: Callable[[str, str], str | None]
-) -> dict[str, tuple[str, str]]:
-    """item_id (RUN_ID/CLAIM_NO/CITATION) -> (claim, passage) of every scored citation, the
-    passage as L2 read it: what the agent read when that decided (evidence tool_response), else
-    the corpus passage."""
-    from kit.audit.evidence import agent_read
-
-    by_id = {r.run_id: r for r in runs}
-    out: dict[str, tuple[str, str]] = {}
-    scored = cites[cites["support_score"].notna()]
-    for r in scored.itertuples(index=False):
-        text = None
-        if r.evidence == "tool_response":
-            run = by_id[r.run_id]
-            cit = next(c for c in run.cited if c.label == r.citation)
-            read = agent_read(run, cit)
-            text = None if read is None else read.text
-        if not text:
-            text = passage_of(str(r.id_type), str(r.value))
-        if text:
-            out[f"{r.run_id}/{r.claim_no}/{r.citation}"] = (str(r.claim), text)
-    return out
 
 
 def _auc(scores: np.ndarray, positive: np.ndarray, fold: np.ndarray | None) -> float | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -226,6 +226,7 @@ class AuditResult:
     cache_hits: int
     cache_misses: int
     passages: dict[str, str]
+    windows: dict[str, str] = field(default_factory=dict)  # item_id -> its deciding window
 
 
 def run_audit(opts: AuditOptions) -> AuditResult:
@@ -299,6 +300,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         adapt,
         texts,
     )
+    windows = flagged_windows(cites, ctx, runs)
     say(f"audit: scored in {time.perf_counter() - t0:.1f} s", opts.progress)
     return AuditResult(
         cites,
@@ -309,7 +311,24 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         ctx.scorer.hits,
         ctx.scorer.misses,
         flagged_passages(cites, ctx.chain, runs),
+        windows,
     )
+
+
+def flagged_windows(cites: pd.DataFrame, ctx: Context, runs: Sequence[AgentRun]) -> dict[str, str]:
+    """The deciding window of every flagged citation that was scored (the review queue,
+    :func:`kit.audit.review.deciding_windows`), through the score store; none for a verifier
+    without a window rule (an LLM card reads the passage whole)."""
+    from kit.audit.evidence import citation_pairs
+    from kit.audit.review import deciding_windows
+
+    window = getattr(ctx.scorer.inner, "window", None)
+    if window is None:
+        return {}
+    pairs = citation_pairs(cites[cites["flagged"]], runs, ctx.chain.passage)
+    out = deciding_windows(pairs, ctx.scorer, window)
+    ctx.scorer.flush()
+    return out
 
 
 def adapt_request(
@@ -319,7 +338,8 @@ def adapt_request(
     it."""
     if not opts.adapt or opts.gold is None:
         return None, None
-    from kit.audit.gold_adapt import AdaptRequest, citation_pairs
+    from kit.audit.evidence import citation_pairs
+    from kit.audit.gold_adapt import AdaptRequest
     from kit.guard.training.adapt import ADAPT_LR, FitSettings
     from kit.guard.verifiers.load import resolve_verifier
 

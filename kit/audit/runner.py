@@ -52,7 +52,9 @@ def write_outputs(result: AuditResult, opts: AuditOptions) -> list[str]:
         "summary.json": json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n",
         "citations.csv": to_csv(cites, "%.10g"),
         "runs.csv": to_csv(runs, "%.10g"),
-        "report.html": render_audit_page(summary, cites, result.board_ranks, result.passages),
+        "report.html": render_audit_page(
+            summary, cites, result.board_ranks, result.passages, windows=result.windows
+        ),
     }
     if result.board_pairs is not None and result.board_ranks is not None:
         files["board_pairs.csv"] = to_csv(result.board_pairs, "%.10g")

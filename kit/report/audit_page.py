@@ -251,16 +251,31 @@ def _planted(summary: Mapping[str, Any]) -> str:
     )
 
 
-def _flagged(cites: pd.DataFrame, passages: Mapping[str, str]) -> str:
-    f = cites[cites["flagged"]]
+def _marked(text: str, window: str | None) -> str:
+    """``text`` escaped, with the first occurrence of ``window`` (the deciding window) in
+    <mark>; the text alone when the window is not in it verbatim."""
+    if not window or window not in text:
+        return _e(text)
+    i = text.index(window)
+    return f"{_e(text[:i])}<mark>{_e(window)}</mark>{_e(text[i + len(window) :])}"
+
+
+def _flagged(
+    cites: pd.DataFrame, passages: Mapping[str, str], windows: Mapping[str, str] | None = None
+) -> str:
+    from kit.report.review_queue import review_order
+
+    f = review_order(cites[cites["flagged"]])
+    windows = windows or {}
     if f.empty:
         return "<h2>Flagged citations</h2><p>None.</p>"
     parts = [
-        f"<h2>Flagged citations ({len(f)})</h2>",
-        "<p class=meta>Claim and cited passage side by side. notfound = the identifier does not "
-        "exist in the corpus; score_at_or_below_tau = the conformal flag. A suggestion is BM25's "
-        "best other paper, shown only when the verifier scores it above tau; nothing is deleted."
-        "</p>",
+        f"<h2>Flagged citations ({len(f)}): the review queue</h2>",
+        "<p class=meta>In the order to review them: identifiers that do not exist (notfound) "
+        "first, then the conformal flags (score_at_or_below_tau) by support score, lowest "
+        "first. Claim and cited passage side by side; the highlighted window is the one that "
+        "decided the score (s = max over windows). A suggestion is BM25's best other paper, "
+        "shown only when the verifier scores it above tau; nothing is deleted.</p>",
     ]
     for r in f.head(MAX_FLAGGED_ROWS).to_dict("records"):
         sugg = (
@@ -276,13 +291,15 @@ def _flagged(cites: pd.DataFrame, passages: Mapping[str, str]) -> str:
             )
         )
         text = passages.get(str(r["value"]), "")
+        window = windows.get(f"{r['run_id']}/{r['claim_no']}/{r['citation']}")
         parts.append(
             "<div class=flagrow>"
             f"<div class=meta>run {_e(r['run_id'])} · {_e(r['citation'])} · L1 {_e(r['l1'])} · "
             f"L2 {_e(r['l2'] or '—')} · s = {_num(r['support_score'])} · "
             f"<b class=bad>{_e(r['flag_reason'])}</b> · {sugg}</div>"
             f"<div class=pair><div class=claim>{_e(r['claim'])}</div>"
-            f"<div class=passage>{_e(text) if text else '<i>no passage in the corpus</i>'}</div>"
+            f"<div class=passage>{_marked(text, window) if text else '<i>no passage in the corpus</i>'}"
+            "</div>"
             "</div></div>"
         )
     if len(f) > MAX_FLAGGED_ROWS:
@@ -403,6 +420,7 @@ def render_audit_page(
     ranks: pd.DataFrame | None,
     passages: Mapping[str, str] | None = None,
     title: str = "Agent audit",
+    windows: Mapping[str, str] | None = None,
 ) -> str:
     """The whole page as a string (deterministic for the same inputs)."""
     c = summary["counts"]
@@ -431,7 +449,7 @@ def render_audit_page(
         _headline(summary),
         _planted(summary),
         _board(summary, ranks),
-        _flagged(cites, passages or {}),
+        _flagged(cites, passages or {}, windows),
         "<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in summary["notes"]) + "</ul>",
         glossary_html(GLOSSARY),
         f"<footer>kit {_e(summary['kit_version'])} · seed {summary['seed']} · inputs: "
