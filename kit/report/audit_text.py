@@ -309,7 +309,7 @@ def gold_lines(block: Any, level: float) -> list[str]:
         name = r["metric"].replace("_", " ") + ("" if r["system"] is None else f" ({r['system']})")
         if "cross_ppi" in rows:
             lines += cross_lines(name, rows["cross_ppi"], r)
-            name = "    beside it, PPI++ on the verifier's own labels"
+            name = "  beside it, PPI++ on the verifier's own labels"
         lines.append(
             f"  {name}: {p['estimate']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}] anchored on "
             f"{r['n_gold']} gold of {r['n_judged']} judged (lambda {p['lambda']:.2f}); "
