@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 GOLD_SCHEMA = "audit_gold"
 GOLD_METRICS = ("wrong_paper_rate", "unsupported_rate", "solve_rate")
-KINDS = ("supported", "contradicted", "not_enough_info")  # GOLD's optional label column
 CITATION_METRICS = ("wrong_paper_rate", "unsupported_rate")  # clustered by run
 MAX_LISTED = 20
 
@@ -242,7 +241,7 @@ def gold_anchored(
     rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only) -- four
     with ``adapt`` for the citation rates (``cross_ppi`` first, the verifier cross-fitted on
     the gold: :mod:`kit.audit.gold_adapt`; ``texts`` the (claim, passage) of each scored
-    citation, :func:`kit.audit.gold_adapt.citation_pairs`)."""
+    citation, :func:`kit.audit.evidence.citation_pairs`)."""
     judges = whose_judgement(verifier, judge)
     out: dict[str, Any] = {
         "judged_by": judges,
@@ -256,22 +255,27 @@ def gold_anchored(
     items = judged_items(cites, scores)
     groups = _gold_groups(gold, gold_path, items)
     kinds = gold_kinds(gold, gold_path)
-    rates = [
-        _anchored_rate(
-            metric,
-            system,
-            pairs,
-            items[(metric, system)],
-            judges,
-            alpha,
-            gold_path,
-            _cross(adapt, texts, cites, kinds, metric, alpha),
-            None if kinds is None else {i: k for (m, i), k in kinds.items() if m == metric},
+    parent = _support_scores(cites) if adapt is not None else {}
+    rates = []
+    for (metric, system), pairs in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
+    ):
+        metric_kinds = (
+            None if kinds is None else {i: k for (m, i), k in kinds.items() if m == metric}
         )
-        for (metric, system), pairs in sorted(
-            groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
+        rates.append(
+            _anchored_rate(
+                metric,
+                system,
+                pairs,
+                items[(metric, system)],
+                judges,
+                alpha,
+                gold_path,
+                _cross(adapt, texts, parent, metric_kinds, metric, alpha),
+                metric_kinds,
+            )
         )
-    ]
     out["assumption"] = ASSUMPTION
     out["rates"] = rates
     out["adapted"] = adapt is not None
@@ -304,11 +308,26 @@ def gold_kinds(gold: pd.DataFrame, gold_path: str) -> dict[tuple[str, str], str 
     return out
 
 
+def _support_scores(cites: pd.DataFrame) -> dict[str, float]:
+    """item_id -> the parent verifier's support score of every scored citation."""
+    return {
+        f"{r}/{c}/{cit}": float(v)
+        for r, c, cit, v in zip(
+            cites["run_id"],
+            cites["claim_no"],
+            cites["citation"],
+            cites["support_score"],
+            strict=True,
+        )
+        if pd.notna(v)
+    }
+
+
 def _cross(
     adapt: AdaptRequest | None,
     texts: dict[str, tuple[str, str]] | None,
-    cites: pd.DataFrame,
-    kinds: dict[tuple[str, str], str | None] | None,
+    parent: dict[str, float],
+    kinds: dict[str, str | None] | None,
     metric: str,
     alpha: float,
 ) -> Callable[[list[tuple[str, float]], Judged], tuple[dict, dict]] | None:
@@ -317,21 +336,8 @@ def _cross(
         return None
     from kit.audit.gold_adapt import cross_fitted_rate
 
-    parent = {
-        f"{r}/{c}/{cit}": float(s)
-        for r, c, cit, s in zip(
-            cites["run_id"],
-            cites["claim_no"],
-            cites["citation"],
-            cites["support_score"],
-            strict=True,
-        )
-        if pd.notna(s)
-    }
-    metric_kinds = None if kinds is None else {i: k for (m, i), k in kinds.items() if m == metric}
-
     def run(pairs: list[tuple[str, float]], judged: Judged) -> tuple[dict, dict]:
-        return cross_fitted_rate(pairs, judged, texts, parent, metric_kinds, adapt, alpha)
+        return cross_fitted_rate(pairs, judged, texts, parent, kinds, adapt, alpha)
 
     return run
 
