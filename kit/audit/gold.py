@@ -141,6 +141,7 @@ def _anchored_rate(
     gold_path: str,
     cross: Callable[[list[tuple[str, float]], Judged], tuple[dict, dict]] | None = None,
     kinds: dict[str, str | None] | None = None,
+    half_width: float | None = None,
 ) -> dict[str, Any]:
     """One rate anchored on its gold: PPI++, judge-only and gold-only (summary.json's
     ``gold_anchored.rates[]``); citation metrics are clustered by run. ``cross`` (``--adapt``,
@@ -171,6 +172,7 @@ def _anchored_rate(
                 fu,
                 who,
                 alpha,
+                half_width,
                 clusters_gold=[judged[item][1] for item, _ in pairs],
                 clusters_unlabelled=[c for _, c in unlabelled],
                 cluster_name="run",
@@ -180,7 +182,7 @@ def _anchored_rate(
                 "gold_too_small", f"{what}: {exc}", where=Location(gold_path)
             ) from None
     else:
-        res = anchored_rates(y, fg, fu, who, alpha)
+        res = anchored_rates(y, fg, fu, who, alpha, half_width)
     rows = [
         {
             "method": r.method,
@@ -220,6 +222,9 @@ def _anchored_rate(
         "gold_positives": res.gold_positives,
         "rows": rows,
         "adaptation": adaptation,
+        "plan": labelling_plan(
+            res.plan, y, [judged[item][1] for item, _ in pairs], metric in CITATION_METRICS
+        ),
         "clusters": None if res.clusters is None else res.clusters[1],
         "assumption": res.assumption,
         "warnings": list(res.warnings),
@@ -236,6 +241,7 @@ def gold_anchored(
     alpha: float,
     adapt: AdaptRequest | None = None,
     texts: dict[str, tuple[str, str]] | None = None,
+    half_width: float | None = None,
 ) -> dict[str, Any]:
     """summary.json's ``gold_anchored``: whose judgement each rate is and, with gold, every
     rate that has gold estimated three ways (``rows``: ppi, judge_only, gold_only) -- four
@@ -274,6 +280,7 @@ def gold_anchored(
                 gold_path,
                 _cross(adapt, texts, parent, metric_kinds, metric, alpha),
                 metric_kinds,
+                half_width,
             )
         )
     out["assumption"] = ASSUMPTION
@@ -368,3 +375,29 @@ def kind_rates(
             }
         )
     return out
+
+
+def labelling_plan(
+    plan: Any, gold: np.ndarray, runs: list[str | None], clustered: bool
+) -> dict[str, Any] | None:
+    """``--half-width``'s labelling plan for one rate, this gold sample as the pilot: the gold
+    items a PPI++ interval of +- H needs (:func:`kit.stats.ppi.plan_gold_size`, which takes
+    items as independent) and, for a citation rate, that number times the gold labels' design
+    effect by run (Kish; :func:`kit.stats.ppi.design_effect`) -- the clustered sample's need.
+    None without ``--half-width``."""
+    from kit.stats.ppi import design_effect
+
+    if plan is None:
+        return None
+    deff = design_effect(gold, np.asarray(runs, dtype=object)) if clustered else 1.0
+    need = None if plan.n_gold is None else int(np.ceil(plan.n_gold * deff))
+    return {
+        "target_half_width": plan.target_half_width,
+        "n_gold": need,
+        "n_gold_independent": plan.n_gold,
+        "design_effect": round(float(deff), 6),
+        "half_width": plan.half_width,
+        "n_gold_only": int(np.ceil(plan.n_gold_only * deff)),
+        "pilot_n": plan.pilot_n,
+        "n_judged": plan.n_judged,
+    }

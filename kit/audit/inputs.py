@@ -69,6 +69,7 @@ class AuditOptions:
     adapt: bool = False  # cross-fit the verifier on the gold (kit.audit.gold_adapt)
     method: str = "fine-tune"  # how --adapt adapts it (kit.guard.training.fold_judges)
     folds: int = 5  # --adapt's folds, at most
+    half_width: float | None = None  # --half-width: plan the gold sample for +- this
 
 
 # ----------------------------------------------------------------------------- inputs

@@ -299,6 +299,7 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         1.0 - opts.level,
         adapt,
         texts,
+        opts.half_width,
     )
     windows = flagged_windows(cites, ctx, runs)
     say(f"audit: scored in {time.perf_counter() - t0:.1f} s", opts.progress)

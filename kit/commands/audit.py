@@ -93,6 +93,13 @@ _dir = click.Path(file_okay=False, path_type=Path)
     help="Folds of --adapt's cross-fitting, at most (fewer where a fold would hold one gold "
     "label only); each fold keeps a run's citations together.",
 )
+@click.option(
+    "--half-width",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="With --gold: also plan, with the gold as the pilot, how many gold items a PPI++ "
+    "interval of +- this needs (times the design effect by run for a citation rate).",
+)
 @click.option("--board", type=_file, default=None, help="Board score table (schemas/scores.yaml).")
 @click.option("--design", type=_file, default=None, help="Certification design YAML.")
 @click.option("--agent-scores", type=_file, default=None, help="The agent's rows for the board.")

@@ -17,7 +17,8 @@ SPECIFIC_TERMS: dict[str, Term] = {
         "validate-judge).",
     ),
     "half_width": Term(
-        "--half-width", "Target interval half-width of the gold sample size planner (kit anchor)."
+        "--half-width",
+        "Target interval half-width of the gold sample size planner (kit anchor, kit audit).",
     ),
     "judge_verdicts": Term("--judge-verdicts", "Imported judge verdicts (kit audit)."),
     "board": Term("--board", "Board score table to place the agent on (kit audit)."),

@@ -328,6 +328,9 @@ def gold_lines(block: Any, level: float) -> list[str]:
                     for k in r["by_kind"]
                 )
             )
+        plan = r.get("plan")
+        if plan:
+            lines.append(plan_line(plan))
         lines += [f"    warning: {w}" for w in r["warnings"]]
     left = block.get("not_anchored") or []
     if left:
@@ -336,6 +339,22 @@ def gold_lines(block: Any, level: float) -> list[str]:
             + "; ".join(f"{m.replace('_', ' ')} is {block['judged_by'][m]}'s" for m in left)
         )
     return lines
+
+
+def plan_line(plan: Mapping[str, Any]) -> str:
+    """``--half-width``'s plan of one rate, in words."""
+    clustered = plan["design_effect"] > 1.0
+    deff = f", design effect by run {plan['design_effect']:.2f}" if clustered else ""
+    if plan["n_gold"] is None:
+        return (
+            f"    plan: +-{plan['target_half_width']:g} is out of reach with "
+            f"{plan['n_judged']} judged (best projected +-{plan['half_width']:.4f}); judge more"
+        )
+    return (
+        f"    plan: +-{plan['target_half_width']:g} needs about {plan['n_gold']} gold of "
+        f"{plan['n_judged']} judged (PPI++ on this verifier, from this pilot of "
+        f"{plan['pilot_n']}{deff}; gold alone would need {plan['n_gold_only']})"
+    )
 
 
 def cross_lines(name: str, x: Mapping[str, Any], rate: Mapping[str, Any]) -> list[str]:

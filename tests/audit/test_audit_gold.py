@@ -236,7 +236,18 @@ def test_adapt_cross_fits_the_verifier_on_the_gold(
         out = tmp_path / name
         args = list(audited.args)
         args[args.index("--out") + 1] = str(out)
-        r = invoke(*args, "--gold", str(path), "--adapt", "--method", "recombine", "--folds", "3")
+        r = invoke(
+            *args,
+            "--gold",
+            str(path),
+            "--adapt",
+            "--method",
+            "recombine",
+            "--folds",
+            "3",
+            "--half-width",
+            "0.05",
+        )
         assert r.exit_code == 0, r.output
         outs.append((out, r.output))
     s = json.loads((outs[0][0] / "summary.json").read_text())
@@ -269,6 +280,13 @@ def test_adapt_cross_fits_the_verifier_on_the_gold(
     assert lines[i + 1].startswith(f"  unsupported rate: {cross['estimate']:.3f}")
     assert "cross-fitted on 30 gold" in lines[i + 1]
     assert lines[i + 2].startswith("    adapted judge's AUC on the held-out gold, within folds:")
+    # --half-width: the plan from this pilot, inflated by the gold labels' design effect by run
+    plan = rate["plan"]
+    assert plan["pilot_n"] == 30 and plan["target_half_width"] == 0.05
+    assert plan["design_effect"] >= 1.0
+    if plan["n_gold_independent"] is not None:
+        assert plan["n_gold"] == int(np.ceil(plan["n_gold_independent"] * plan["design_effect"]))
+    assert "    plan: +-0.05 " in outs[0][1]
     # deterministic: the same inputs, the same summary
     s2 = json.loads((outs[1][0] / "summary.json").read_text())
     assert s2["gold_anchored"] == block
