@@ -261,6 +261,9 @@ def run_audit(opts: AuditOptions) -> AuditResult:
     cites = cites[summary_stage.CITATION_COLUMNS]
     cites = cites.sort_values(["run_id", "claim_no", "citation"], kind="stable")
     cites = cites.reset_index(drop=True)
+    # the review queue's deciding windows, scored now: a later stage that fails leaves them
+    # in the store with every other score, so the rerun scores nothing
+    windows = flagged_windows(cites, ctx, runs)
     # grading, behaviour ----------------------------------------------------------------
     graded = grading_stage.grade(
         runs,
@@ -301,7 +304,6 @@ def run_audit(opts: AuditOptions) -> AuditResult:
         texts,
         opts.half_width,
     )
-    windows = flagged_windows(cites, ctx, runs)
     say(f"audit: scored in {time.perf_counter() - t0:.1f} s", opts.progress)
     return AuditResult(
         cites,

@@ -73,7 +73,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "certify": LazyCommand(
         "kit.commands.certify",
         "certify",
-        "Certify every pair of a score table under a declared design (Eq. 4 of the paper).",
+        "Certify every pair of a score table, or of harness logs, under a declared design (Eq. 4).",
     ),
     "simulate": LazyCommand(
         "kit.commands.simulate",
