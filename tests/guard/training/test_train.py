@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,27 @@ from tests.guard.tiny_model import TINY_CONFIG, build_tiny_base, tiny_weights
 from tests.release.sealing import check_sealed_folder
 
 SOURCES = ("check_covid", "sick", "pubmedqa")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registry_pairs_once() -> Iterator[None]:
+    """Every training here reads the same registry pairs (the PubMedQA pairs' BM25 neighbours
+    alone take ~8 s a training on 2 cores): read once per (raw, seed, sources) for the module,
+    each training given its own copy."""
+    import kit.guard.training.nli_verifier as nv
+
+    real = nv.registry_pairs
+    memo: dict[tuple, pd.DataFrame] = {}
+
+    def once(raw: Path, seed: int, sources: tuple[str, ...] = real.__defaults__[0]):
+        key = (str(raw), seed, tuple(sources))
+        if key not in memo:
+            memo[key] = real(raw, seed, sources)
+        return memo[key].copy()
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nv, "registry_pairs", once)
+        yield
 
 
 @pytest.fixture(scope="module")
