@@ -13,9 +13,11 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # ppi_reference_helpers, as pytest finds it
 
 
 def main() -> None:

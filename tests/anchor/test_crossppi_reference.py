@@ -12,7 +12,6 @@ case's inputs) and compared live where ppi_py is importable.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ppi_reference_helpers import _triple, inputs_sha256
 
 from kit.anchor.cross_fit import cross_fit, gold_folds
 from kit.core.errors import ConfigError
@@ -67,18 +67,6 @@ def arrays(case: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     _, fold = gold_folds(np.arange(n), y[:n], k, seed)
     fitted = cross_fit(fold, np.arange(n), np.arange(n, n + big_n), _least_squares(x, y))
     return y[:n], fitted.judge_gold, fitted.judge_unlabelled, fold
-
-
-def inputs_sha256(*arrays: np.ndarray) -> str:
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
-    return h.hexdigest()
-
-
-def _triple(point: Any, ci: Any) -> list[float]:
-    lo, hi = ci
-    return [float(np.squeeze(point)), float(np.squeeze(lo)), float(np.squeeze(hi))]
 
 
 def reference(ppi: ModuleType, case: tuple) -> dict[str, Any]:

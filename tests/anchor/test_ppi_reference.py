@@ -12,7 +12,6 @@ the same comparisons also run live (``test_live_*``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from ppi_reference_helpers import _triple, inputs_sha256
 
 from kit.cli import cli
 from kit.stats.ppi import classical_mean, plan_gold_size, ppi_half_widths, ppi_lambda, ppi_mean
@@ -60,18 +60,6 @@ CASES = [
     )
 ]
 CASE_ARGS = ("seed", "n", "big_n", "q", "binary", "alpha")
-
-
-def inputs_sha256(*arrays: np.ndarray) -> str:
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
-    return h.hexdigest()
-
-
-def _triple(point: Any, ci: Any) -> list[float]:
-    lo, hi = ci
-    return [float(np.squeeze(point)), float(np.squeeze(lo)), float(np.squeeze(hi))]
 
 
 def reference(ppi: ModuleType, case: tuple) -> dict[str, Any]:
