@@ -123,9 +123,14 @@ def write_logs(out: Path, models: tuple[str, ...] = MODELS, **variant: Any) -> l
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] != "--out":
-        print("usage: harness_logs.py --out FOLDER", file=sys.stderr)
+        print("usage: harness_logs.py --out FOLDER  (its .eval logs are replaced)", file=sys.stderr)
         return 2
     out = Path(argv[1])
+    # the folder's earlier .eval logs are replaced: a second run beside them would put two logs
+    # of each model in it (kit certify refuses that, exit 2)
+    for stale in sorted(out.glob("*.eval")) if out.is_dir() else []:
+        stale.unlink()
+        print(f"harness_logs: removed the earlier {stale}")
     for path in write_logs(out):
         print(f"harness_logs: wrote {path}")
     return 0

@@ -30,7 +30,7 @@ _path = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.command("certify")
-@click.argument("scores", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("scores", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--design",
     "design_path",
@@ -111,7 +111,7 @@ _path = click.Path(dir_okay=False, path_type=Path)
 @engine_options
 @sealed_output("out_dir", kind="certify", context=True, keep={"design_path": DESIGN_COPY})
 def certify(
-    scores: tuple[Path, ...],
+    scores: Path,
     design_path: Path,
     out_dir: Path,
     targets_path: Path | None,
@@ -186,7 +186,7 @@ def certify(
     design = parse_design(read_yaml(design_path, "design"), str(design_path))
     request = CertifyRequest(null_draws, validate, seed, calibration_scope, spec)
     logs = LogRequest(score, filter_name)
-    board = certify_input(scores, design, targets_path, cluster_column, request, logs, _progress)
+    board = certify_input([scores], design, targets_path, cluster_column, request, logs, _progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_tables(board, out_dir)
     if board.synthetic is not None:

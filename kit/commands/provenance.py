@@ -25,23 +25,13 @@ CONTEXT_FILE = "context.json"
 
 def receipt_body(kwargs: dict[str, Any], *outs: str) -> dict[str, Any]:
     """What a receipt records of the command's arguments (``outs`` left out): every input file's
-    path and sha256, every other parameter (paths relative to the checkout, floats by repr). A
-    many-path argument of one path is recorded as that path; of several, as ``key[1]``, ...
-    (a folder's files: the command's own outputs list them, e.g. logs.csv of kit certify)."""
+    path and sha256, every other parameter (paths relative to the checkout, floats by repr)."""
     inputs: dict[str, Any] = {}
     params: dict[str, Any] = {}
     for key, value in sorted(kwargs.items()):
         if key in outs:
             continue
-        if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], Path):
-            value = value[0]  # one path of a many-path argument: recorded as a single one
-        if isinstance(value, tuple) and value and all(isinstance(v, Path) for v in value):
-            for i, v in enumerate(value, start=1):  # several: key[1], key[2], ...
-                if v.is_file():
-                    inputs[f"{key}[{i}]"] = {"path": checkout_relative(v), "sha256": file_sha256(v)}
-                else:
-                    params[f"{key}[{i}]"] = checkout_relative(v)
-        elif isinstance(value, Path):
+        if isinstance(value, Path):
             if value.is_file():
                 inputs[key] = {"path": checkout_relative(value), "sha256": file_sha256(value)}
             else:
@@ -67,8 +57,7 @@ def command_line(
         name = param.name or ""
         value = placeholders.get(name, ctx.params.get(name))
         if isinstance(param, click.Argument):
-            many = param.multiple or param.nargs != 1
-            words += [str(v) for v in (value if many else (value,)) if v is not None]
+            words += [str(v) for v in (value if param.multiple else (value,)) if v is not None]
             continue
         source = ctx.get_parameter_source(name)
         if source is None or source.name == "DEFAULT" or not isinstance(param, click.Option):

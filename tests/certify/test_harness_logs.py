@@ -284,15 +284,20 @@ def test_lm_eval_samples_certify_and_refuse_a_fewshot_change(tmp_path: Path) -> 
     assert {c["field"] for c in conditions if c["all_equal"] == "False"} == {"solver"}
 
 
-def test_files_given_one_by_one_and_bad_inputs_exit_2(
-    logs: dict[str, Path], tmp_path: Path
-) -> None:
+def test_one_folder_or_file_and_bad_inputs_exit_2(logs: dict[str, Path], tmp_path: Path) -> None:
+    """SCORES is one path (a folder of logs, one log, or a score table): several paths are a
+    usage error (put the logs in one folder); the folder is recorded in context.json, its
+    files' sha256 in logs.csv."""
     files = sorted(str(p) for p in logs["base"].iterdir())
+    r = _certify([*files[:2], "--out", str(tmp_path / "two")])
+    assert r.exit_code == 2 and not (tmp_path / "two").exists(), r.output
     out = tmp_path / "cert"
-    r = _certify([*files, "--out", str(out)])
+    r = _certify([str(logs["base"]), "--out", str(out)])
     assert r.exit_code == 0, r.output
     context = json.loads((out / "context.json").read_text())
-    assert sorted(context["inputs"]) == ["design_path", "scores[1]", "scores[2]", "scores[3]"]
+    assert context["parameters"]["scores"] == str(logs["base"])
+    listed = (out / "logs.csv").read_text()
+    assert all(Path(f).name in listed for f in files)
     r = _certify([str(logs["base"]), "--cluster-column", "chapter", "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "no usable metadata field 'chapter'" in r.output
     assert ".eval" in r.output  # the file is named
