@@ -246,11 +246,11 @@ def _write_tables(board: CertifiedBoard, out_dir: Path) -> None:
 SIDE_BY_SIDE = ("system_a", "system_b", "gap_paired", "q", "verdict", "diff_unpaired", "p_unpaired")
 
 
-def _summary(board: CertifiedBoard, scores: tuple[Path, ...], design_path: Path) -> None:
+def _summary(board: CertifiedBoard, scores: Path, design_path: Path) -> None:
     """The lines `kit certify` prints above the rank table."""
     result = board.result
     if board.table_kind == "plain":
-        click.echo(f"plain score table ({scores[0]}): " + "; ".join(board.notes))
+        click.echo(f"plain score table ({scores}): " + "; ".join(board.notes))
     if board.table_kind == "logs":
         for note in board.notes:
             click.echo(f"harness logs: {note}")

@@ -41,6 +41,7 @@ def _pairs(n: int = 16, n_gold: int = 10) -> GoldPairs:
     return GoldPairs(claims, passages, gold_index, unsupported, nli_labels(unsupported, None))
 
 
+@pytest.mark.slow  # four tiny fine-tunings: ~12 s on 2 cores
 def test_fine_tuned_fold_judges(tmp_path: Path) -> None:
     parent = trainable_tiny_parent(tmp_path / "parent")
     pairs = _pairs()

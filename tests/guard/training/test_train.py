@@ -163,6 +163,7 @@ def test_train_writes_a_validated_card(trained: Path) -> None:
     assert (trained / "weights.safetensors").is_file()
 
 
+@pytest.mark.slow  # two tiny trainings: 32-47 s on 2 cores
 def test_batch_size_option_trains_and_is_recorded(
     tmp_path: Path, tiny_base: Path, registry_raw: Path
 ) -> None:
@@ -225,6 +226,7 @@ def test_left_out_group_takes_every_split_stratified() -> None:
     assert left_out_group(pairs, "pubmedqa", seed=0) == {}
 
 
+@pytest.mark.slow  # a tiny training and its left-out validation: 34-39 s on 2 cores
 def test_leave_out_card_is_scored_on_the_left_out_source(
     tmp_path: Path, tiny_base: Path, registry_raw: Path
 ) -> None:
