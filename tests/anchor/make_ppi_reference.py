@@ -20,33 +20,29 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # ppi_reference_helpers, as pytest finds it
 
 
+FILES = (
+    ("test_ppi_reference.py", "ppi-python's outputs on the SYNTHETIC cases of test_ppi_reference.py: "
+     "[estimate, ci_low, ci_high] per method; written by make_ppi_reference.py"),
+    ("test_crossppi_reference.py", "ppi-python's cross-prediction outputs on the SYNTHETIC cases "
+     "of test_crossppi_reference.py: [estimate, ci_low, ci_high]; written by "
+     "make_ppi_reference.py"),
+)  # fmt: skip
+
+
 def main() -> None:
     import ppi_py
 
-    spec = importlib.util.spec_from_file_location("ppi_cases", HERE / "test_ppi_reference.py")
-    assert spec is not None and spec.loader is not None
-    cases = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cases)
-    frozen = {
-        "ppi_python": importlib.metadata.version("ppi-python"),
-        "note": "ppi-python's outputs on the SYNTHETIC cases of test_ppi_reference.py: "
-        "[estimate, ci_low, ci_high] per method; written by make_ppi_reference.py",
-        "cases": {str(c[0]): cases.reference(ppi_py, c) for c in cases.CASES},
-    }
-    cases.REFERENCE.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
-    spec = importlib.util.spec_from_file_location(
-        "cross_cases", HERE / "test_crossppi_reference.py"
-    )
-    assert spec is not None and spec.loader is not None
-    cross = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cross)
-    frozen = {
-        "ppi_python": importlib.metadata.version("ppi-python"),
-        "note": "ppi-python's cross-prediction outputs on the SYNTHETIC cases of "
-        "test_crossppi_reference.py: [estimate, ci_low, ci_high]; written by make_ppi_reference.py",
-        "cases": {str(c[0]): cross.reference(ppi_py, c) for c in cross.CASES},
-    }
-    cross.REFERENCE.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
+    for name, note in FILES:
+        spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), HERE / name)
+        assert spec is not None and spec.loader is not None
+        cases = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cases)
+        frozen = {
+            "ppi_python": importlib.metadata.version("ppi-python"),
+            "note": note,
+            "cases": {str(c[0]): cases.reference(ppi_py, c) for c in cases.CASES},
+        }
+        cases.REFERENCE.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
